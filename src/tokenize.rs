@@ -1,0 +1,511 @@
+//! Documents to terms (seed 003 §1.2.3.1 and §4.2.3; DESIGN.md §3 "Tokens").
+//!
+//! Rules, for plain text and HTML alike:
+//!
+//! * A **term** is a maximal run of Unicode alphanumeric characters
+//!   ([`char::is_alphanumeric`]); everything else separates terms. A URL written in the
+//!   text therefore breaks into terms at its slashes and dots.
+//! * **Case folding** (on by default) maps every character to its lower case
+//!   ([`char::to_lowercase`]).
+//!
+//! In HTML in addition:
+//!
+//! * Markup is replaced by white space, except **inline formatting tags** (`b`, `i`,
+//!   `em`, `span`, `a`, … see [`INLINE_TAGS`]), which are ignored: `<b>foo</b>bar` is one
+//!   term, `<p>foo</p>bar` two.
+//! * `script` and `style` elements, comments, doctype and processing instructions are
+//!   dropped.
+//! * Character references (`&amp;`, `&eacute;`, `&#233;`, `&#xE9;`) are decoded; an
+//!   unknown or unterminated one is text.
+//! * The `src` of an `<img>` is one term: the whole URL when it points to another host
+//!   than the page's URL, only the file name when it points to the page's own host
+//!   (relative URLs included), so a mirrored page and its images give the same terms.
+//! * Malformed markup is tolerated: an unclosed tag or comment runs to the end of the
+//!   input, a `<` that starts no tag is text.
+//!
+//! Optional (off by default): a stop-word list, and integer weights per term and for
+//! terms inside `<title>`; weights only change the Charikar projections.
+//!
+//! # Quirks
+//!
+//! * Combining marks are not alphanumeric, so they split terms in scripts that use them
+//!   (e.g. Devanagari vowel signs); scripts written without spaces (Chinese, Japanese,
+//!   Thai) give one term per run of characters between punctuation.
+
+use crate::document::{url_host, Body};
+use crate::hash::term_fingerprint;
+use ahash::{AHashMap, AHashSet};
+
+/// Tags that are ignored rather than replaced by white space (inline formatting).
+pub const INLINE_TAGS: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins",
+    "kbd", "mark", "nobr", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup",
+    "tt", "u", "var", "wbr",
+];
+
+/// The terms of one document as fingerprints, with optional weights.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    /// Term fingerprints ([`term_fingerprint`]) in document order.
+    pub fps: Vec<u64>,
+    /// Weight of each term, parallel to `fps`; empty when every weight is 1.
+    pub weights: Vec<u32>,
+}
+
+impl Tokens {
+    /// Removes all terms, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.fps.clear();
+        self.weights.clear();
+    }
+}
+
+/// Splits documents into terms. Cheap to clone and share between threads.
+#[derive(Debug, Clone)]
+pub struct Tokenizer {
+    case_fold: bool,
+    stop_words: AHashSet<u64>,
+    weights: AHashMap<u64, u32>,
+    title_weight: u32,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new(true, &[], &[], 1)
+    }
+}
+
+trait Sink {
+    /// One term: valid UTF-8, case-folded when folding is on.
+    fn term(&mut self, term: &[u8], title: bool);
+}
+
+struct FpSink<'a> {
+    tok: &'a Tokenizer,
+    out: &'a mut Tokens,
+    weighted: bool,
+}
+
+impl Sink for FpSink<'_> {
+    #[inline]
+    fn term(&mut self, term: &[u8], title: bool) {
+        let fp = term_fingerprint(term);
+        if !self.tok.stop_words.is_empty() && self.tok.stop_words.contains(&fp) {
+            return;
+        }
+        self.out.fps.push(fp);
+        if self.weighted {
+            let w = self.tok.weights.get(&fp).copied().unwrap_or(1);
+            self.out.weights.push(if title {
+                w.saturating_mul(self.tok.title_weight)
+            } else {
+                w
+            });
+        }
+    }
+}
+
+struct StringSink<'a> {
+    tok: &'a Tokenizer,
+    out: Vec<String>,
+}
+
+impl Sink for StringSink<'_> {
+    fn term(&mut self, term: &[u8], _title: bool) {
+        if !self.tok.stop_words.contains(&term_fingerprint(term)) {
+            self.out.push(String::from_utf8_lossy(term).into_owned());
+        }
+    }
+}
+
+struct TermAcc {
+    /// Always valid UTF-8: only ASCII bytes and encoded chars are pushed.
+    buf: Vec<u8>,
+    fold: bool,
+}
+
+impl TermAcc {
+    #[inline]
+    fn push_ascii(&mut self, bytes: &[u8]) {
+        if self.fold {
+            self.buf.extend(bytes.iter().map(u8::to_ascii_lowercase));
+        } else {
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+
+    #[inline]
+    fn push_char(&mut self, c: char) {
+        let mut tmp = [0u8; 4];
+        if self.fold {
+            for l in c.to_lowercase() {
+                self.buf
+                    .extend_from_slice(l.encode_utf8(&mut tmp).as_bytes());
+            }
+        } else {
+            self.buf
+                .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+        }
+    }
+
+    #[inline]
+    fn flush<S: Sink>(&mut self, sink: &mut S, title: bool) {
+        if !self.buf.is_empty() {
+            sink.term(&self.buf, title);
+            self.buf.clear();
+        }
+    }
+}
+
+enum Tag<'a> {
+    /// A comment: ignored, no term break.
+    Comment { end: usize },
+    /// Doctype, processing instruction, bogus markup: a term break.
+    Other { end: usize },
+    /// An element's start or end tag.
+    Element {
+        name: &'a str,
+        closing: bool,
+        end: usize,
+        src: Option<&'a str>,
+    },
+    /// A `<` that starts no tag: text.
+    NotATag,
+}
+
+fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
+}
+
+fn parse_tag(html: &str, i: usize) -> Tag<'_> {
+    let b = html.as_bytes();
+    let n = b.len();
+    if b[i..].starts_with(b"<!--") {
+        let end = find_from(b, i + 4, b"-->").map_or(n, |p| p + 3);
+        return Tag::Comment { end };
+    }
+    let Some(&next) = b.get(i + 1) else {
+        return Tag::NotATag;
+    };
+    if next == b'!' || next == b'?' {
+        let end = memchr::memchr(b'>', &b[i..]).map_or(n, |p| i + p + 1);
+        return Tag::Other { end };
+    }
+    let (closing, name_start) = if next == b'/' {
+        (true, i + 2)
+    } else {
+        (false, i + 1)
+    };
+    match b.get(name_start) {
+        Some(c) if c.is_ascii_alphabetic() => {}
+        _ if closing => {
+            let end = memchr::memchr(b'>', &b[i..]).map_or(n, |p| i + p + 1);
+            return Tag::Other { end };
+        }
+        _ => return Tag::NotATag,
+    }
+    let mut j = name_start;
+    while j < n && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b':') {
+        j += 1;
+    }
+    let name = &html[name_start..j];
+    let is_img = name.eq_ignore_ascii_case("img");
+    let mut src = None;
+    // Attributes.
+    loop {
+        while j < n && (b[j].is_ascii_whitespace() || b[j] == b'/') {
+            j += 1;
+        }
+        if j >= n {
+            return Tag::Element {
+                name,
+                closing,
+                end: n,
+                src,
+            };
+        }
+        if b[j] == b'>' {
+            return Tag::Element {
+                name,
+                closing,
+                end: j + 1,
+                src,
+            };
+        }
+        let an_start = j;
+        while j < n && !b[j].is_ascii_whitespace() && b[j] != b'=' && b[j] != b'>' && b[j] != b'/' {
+            j += 1;
+        }
+        let attr = &html[an_start..j];
+        while j < n && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < n && b[j] == b'=' {
+            j += 1;
+            while j < n && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            let (vs, ve, next_j) = match b.get(j) {
+                Some(&q @ (b'"' | b'\'')) => match memchr::memchr(q, &b[j + 1..]) {
+                    Some(p) => (j + 1, j + 1 + p, j + 2 + p),
+                    None => (j + 1, n, n),
+                },
+                _ => {
+                    let mut k = j;
+                    while k < n && !b[k].is_ascii_whitespace() && b[k] != b'>' {
+                        k += 1;
+                    }
+                    (j, k, k)
+                }
+            };
+            if is_img && attr.eq_ignore_ascii_case("src") && src.is_none() {
+                src = Some(&html[vs..ve]);
+            }
+            j = next_j;
+        }
+    }
+}
+
+/// Position after the end tag `</name ...>` that closes a raw-text element, searching
+/// from `from`; the end of input when there is none.
+fn skip_raw_text(html: &str, from: usize, name: &str) -> usize {
+    let b = html.as_bytes();
+    let mut at = from;
+    while let Some(p) = find_from(b, at, b"</") {
+        let s = p + 2;
+        if b.len() >= s + name.len() && b[s..s + name.len()].eq_ignore_ascii_case(name.as_bytes()) {
+            return memchr::memchr(b'>', &b[s..]).map_or(b.len(), |q| s + q + 1);
+        }
+        at = s;
+    }
+    b.len()
+}
+
+/// Decodes the character reference at `i` (`html[i] == '&'`): its text and the
+/// position after it, or `None` when it is not a known, terminated reference.
+fn decode_entity(html: &str, i: usize) -> Option<(String, usize)> {
+    let b = html.as_bytes();
+    let limit = (i + 40).min(b.len());
+    let body_end = i
+        + 1
+        + b[i + 1..limit]
+            .iter()
+            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'#'))?;
+    if b[body_end] != b';' || body_end == i + 1 {
+        return None;
+    }
+    let raw = &html[i..=body_end];
+    let decoded = html_escape::decode_html_entities(raw);
+    if decoded == raw {
+        None
+    } else {
+        Some((decoded.into_owned(), body_end + 1))
+    }
+}
+
+/// The IMG term for `src` on a page whose host is `page_host`.
+fn img_term(src: &str, page_host: Option<&str>) -> Option<String> {
+    let src = html_escape::decode_html_entities(src);
+    let src = src.trim();
+    if src.is_empty() {
+        return None;
+    }
+    let same_host = match url_host(src) {
+        Some(h) => page_host.is_some_and(|p| p.eq_ignore_ascii_case(h)),
+        None => true,
+    };
+    if !same_host {
+        return Some(src.to_owned());
+    }
+    let path = src.split(['?', '#']).next().unwrap_or(src);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    Some(if name.is_empty() { path } else { name }.to_owned())
+}
+
+fn is_inline(name: &str) -> bool {
+    name.len() <= 6 && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(name))
+}
+
+impl Tokenizer {
+    /// A tokenizer with case folding on or off, the given stop words (folded like
+    /// terms), per-term weights and a weight multiplier for terms inside `<title>`.
+    ///
+    /// Weights of 0 are treated as 1.
+    pub fn new(
+        case_fold: bool,
+        stop_words: &[String],
+        weights: &[(String, u32)],
+        title_weight: u32,
+    ) -> Self {
+        let fold = |s: &str| {
+            if case_fold {
+                s.to_lowercase()
+            } else {
+                s.to_owned()
+            }
+        };
+        Tokenizer {
+            case_fold,
+            stop_words: stop_words
+                .iter()
+                .map(|w| term_fingerprint(fold(w).as_bytes()))
+                .collect(),
+            weights: weights
+                .iter()
+                .map(|(w, x)| (term_fingerprint(fold(w).as_bytes()), (*x).max(1)))
+                .collect(),
+            title_weight: title_weight.max(1),
+        }
+    }
+
+    /// True when some term can get a weight other than 1.
+    pub fn is_weighted(&self) -> bool {
+        !self.weights.is_empty() || self.title_weight != 1
+    }
+
+    /// Appends the terms of `body` to `out` (which is not cleared). `page_url` is the
+    /// document's URL, used by the IMG rule.
+    pub fn tokenize(&self, body: &Body, page_url: Option<&str>, out: &mut Tokens) {
+        let mut sink = FpSink {
+            tok: self,
+            out,
+            weighted: self.is_weighted(),
+        };
+        self.run(body, page_url, &mut sink);
+    }
+
+    /// The terms of `body` as strings, by the same rules (for inspection and tests).
+    pub fn terms(&self, body: &Body, page_url: Option<&str>) -> Vec<String> {
+        let mut sink = StringSink {
+            tok: self,
+            out: Vec::new(),
+        };
+        self.run(body, page_url, &mut sink);
+        sink.out
+    }
+
+    fn run<S: Sink>(&self, body: &Body, page_url: Option<&str>, sink: &mut S) {
+        let mut acc = TermAcc {
+            buf: Vec::with_capacity(32),
+            fold: self.case_fold,
+        };
+        match body {
+            Body::Text(t) => self.scan_segment(t, &mut acc, sink, false),
+            Body::Html(h) => self.scan_html(h, page_url.and_then(url_host), &mut acc, sink),
+        }
+        acc.flush(sink, false);
+    }
+
+    #[inline]
+    fn scan_segment<S: Sink>(&self, s: &str, acc: &mut TermAcc, sink: &mut S, title: bool) {
+        let b = s.as_bytes();
+        let n = b.len();
+        let mut i = 0;
+        while i < n {
+            let c = b[i];
+            if c.is_ascii_alphanumeric() {
+                let mut j = i + 1;
+                let mut upper = c.is_ascii_uppercase();
+                while j < n && b[j].is_ascii_alphanumeric() {
+                    upper |= b[j].is_ascii_uppercase();
+                    j += 1;
+                }
+                if acc.buf.is_empty() && (!upper || !acc.fold) && j < n && b[j] < 0x80 {
+                    // Fast path: a whole ASCII term that needs no folding.
+                    sink.term(&b[i..j], title);
+                } else {
+                    acc.push_ascii(&b[i..j]);
+                }
+                i = j;
+            } else if c < 0x80 {
+                acc.flush(sink, title);
+                i += 1;
+            } else {
+                match s[i..].chars().next() {
+                    Some(ch) => {
+                        if ch.is_alphanumeric() {
+                            acc.push_char(ch);
+                        } else {
+                            acc.flush(sink, title);
+                        }
+                        i += ch.len_utf8();
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+
+    fn scan_html<S: Sink>(
+        &self,
+        html: &str,
+        page_host: Option<&str>,
+        acc: &mut TermAcc,
+        sink: &mut S,
+    ) {
+        let b = html.as_bytes();
+        let n = b.len();
+        let mut i = 0;
+        let mut title = false;
+        while i < n {
+            match b[i] {
+                b'<' => match parse_tag(html, i) {
+                    Tag::Comment { end } => i = end,
+                    Tag::Other { end } => {
+                        acc.flush(sink, title);
+                        i = end;
+                    }
+                    Tag::NotATag => {
+                        acc.flush(sink, title);
+                        i += 1;
+                    }
+                    Tag::Element {
+                        name,
+                        closing,
+                        end,
+                        src,
+                    } => {
+                        i = end;
+                        if is_inline(name) {
+                            continue;
+                        }
+                        acc.flush(sink, title);
+                        if name.eq_ignore_ascii_case("title") {
+                            title = !closing;
+                        } else if !closing
+                            && (name.eq_ignore_ascii_case("script")
+                                || name.eq_ignore_ascii_case("style"))
+                        {
+                            i = skip_raw_text(html, end, name);
+                        } else if let (false, Some(src)) = (closing, src) {
+                            if let Some(t) = img_term(src, page_host) {
+                                acc.buf.clear();
+                                if self.case_fold {
+                                    acc.buf.extend_from_slice(t.to_lowercase().as_bytes());
+                                } else {
+                                    acc.buf.extend_from_slice(t.as_bytes());
+                                }
+                                acc.flush(sink, title);
+                            }
+                        }
+                    }
+                },
+                b'&' => match decode_entity(html, i) {
+                    Some((text, end)) => {
+                        self.scan_segment(&text, acc, sink, title);
+                        i = end;
+                    }
+                    None => {
+                        acc.flush(sink, title);
+                        i += 1;
+                    }
+                },
+                _ => {
+                    let end = memchr::memchr2(b'<', b'&', &b[i..]).map_or(n, |p| i + p);
+                    self.scan_segment(&html[i..end], acc, sink, title);
+                    i = end;
+                }
+            }
+        }
+    }
+}
