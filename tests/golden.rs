@@ -1,0 +1,97 @@
+//! Golden vectors: fixed inputs → fixed fingerprints and sketches. A dependency upgrade
+//! or a refactor that changes any stable value fails here. If a change is intended,
+//! bump the sketch format version and regenerate with `GOLDEN_PRINT=1 cargo test
+//! --test golden -- --nocapture`.
+use neardup::hash::{combine, combine128, mix64, term_fingerprint};
+use neardup::shingle::shingle_fingerprint;
+use neardup::{Document, SketchConfig, Sketcher};
+
+fn show(name: &str, v: impl std::fmt::Debug) {
+    if std::env::var_os("GOLDEN_PRINT").is_some() {
+        println!("{name}: {v:x?}");
+    }
+}
+
+#[test]
+fn xxh3_is_the_specified_function() {
+    // XXH3_64bits("", seed 0) from the xxHash specification's test vectors.
+    assert_eq!(xxhash_rust::xxh3::xxh3_64(b""), 0x2D06800538D394C2);
+}
+
+#[test]
+fn hash_functions() {
+    let v = [
+        term_fingerprint(b""),
+        term_fingerprint(b"hello"),
+        term_fingerprint("café".as_bytes()),
+    ];
+    show("terms", v);
+    let m = [mix64(0), mix64(1), mix64(u64::MAX)];
+    show("mix", m);
+    let c = [
+        combine(&[], 0),
+        combine(&[1, 2, 3], 7),
+        shingle_fingerprint(&[1, 2, 3]),
+    ];
+    show("combine", c);
+    let c128 = combine128(&[1, 2, 3], 7);
+    show("combine128", c128);
+    assert_eq!(v, GOLDEN_TERMS);
+    assert_eq!(m, GOLDEN_MIX);
+    assert_eq!(c, GOLDEN_COMBINE);
+    assert_eq!(c128, GOLDEN_COMBINE128);
+}
+
+#[test]
+fn default_sketch_of_a_fixed_document() {
+    let sk = Sketcher::new(SketchConfig::default()).unwrap();
+    let doc = Document::html(
+        "g1",
+        "<html><head><title>Golden</title></head><body><p>The quick brown fox jumps over the \
+         lazy dog. <b>Pack</b> my box with five dozen liquor jugs; caf&eacute; Ζεύς 東京.</p>\
+         <img src=\"/logo.png\"></body></html>",
+    )
+    .with_url("http://example.com/a.html");
+    let s = sk.sketch(&doc);
+    show("supershingles", &s.supershingles);
+    show("charikar", &s.charikar);
+    show("simhash", s.simhash);
+    show("exact", s.exact);
+    assert_eq!(s.terms, 22);
+    let a = sk.analyze(&doc);
+    show("min_values[..4]", &a.min_values[..4]);
+    assert_eq!(s.supershingles, GOLDEN_SS);
+    assert_eq!(s.charikar, GOLDEN_CHARIKAR);
+    assert_eq!(s.simhash, GOLDEN_SIMHASH);
+    assert_eq!(s.exact, GOLDEN_EXACT);
+    assert_eq!(a.min_values[..4], GOLDEN_MINS);
+}
+
+const GOLDEN_TERMS: [u64; 3] = [0x8dd651dbb1f3805f, 0xcb00d53c696816a8, 0xa18434ea11779815];
+const GOLDEN_MIX: [u64; 3] = [0x0, 0x5692161d100b05e5, 0xb4d055fcf2cbbd7b];
+const GOLDEN_COMBINE: [u64; 3] = [0x2d06800538d394c2, 0x278ad251747e2e79, 0xb95a92d5718a9e77];
+const GOLDEN_COMBINE128: u128 = 0x3821db1ba31e67030f711caa71b0907a;
+const GOLDEN_SS: [u64; 6] = [
+    0xa9e4af54dde14fd8,
+    0xcf8344b3fda60968,
+    0xb0e26167b47179ad,
+    0x8509352722c08a16,
+    0x7f2757626d8bc6e7,
+    0x16b90e0d74c2bdf1,
+];
+const GOLDEN_CHARIKAR: [u64; 6] = [
+    0x8e6aa1706666f0d3,
+    0x2ec9844a0c43288e,
+    0x4d3c4aefb88584ed,
+    0x432c12e965640308,
+    0x3b4c700b321788a,
+    0xcc5004004a23ad,
+];
+const GOLDEN_SIMHASH: u64 = 0x13d82a8a128a5561;
+const GOLDEN_EXACT: u128 = 0x23d2b698d3eb45b5ee846462c7907b94;
+const GOLDEN_MINS: [u64; 4] = [
+    0x31b09ed7aa51844,
+    0x15c91ae2e4bc3c5,
+    0x2001c73ddbc2f7bd,
+    0xdb1c4dab1199e2a,
+];
