@@ -31,7 +31,7 @@ impl Body {
 }
 
 /// One document of a collection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// The caller's identifier; reported in pairs, clusters and rejects.
     pub id: String,
@@ -40,6 +40,9 @@ pub struct Document {
     pub url: Option<String>,
     /// The content.
     pub body: Body,
+    /// Caller-given priority for [`Keep::Priority`](crate::cluster::Keep::Priority):
+    /// the highest priority in a cluster is kept. `None` ranks below every number.
+    pub priority: Option<f64>,
 }
 
 impl Document {
@@ -49,6 +52,7 @@ impl Document {
             id: id.into(),
             url: None,
             body: Body::Text(text.into()),
+            priority: None,
         }
     }
 
@@ -58,6 +62,7 @@ impl Document {
             id: id.into(),
             url: None,
             body: Body::Html(html.into()),
+            priority: None,
         }
     }
 

@@ -1,1 +1,716 @@
-fn main() {}
+//! The `neardup` command line: argument parsing and presentation only.
+//!
+//! Exit codes: 0 success, 1 error (input, output, configuration, accounting), 2 usage.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use neardup::cluster::{ClusterMode, Keep};
+use neardup::io::{AtomicFile, Fields, Format, Input, Reader};
+use neardup::pipeline::{Fate, PairKind, Preset, Progress};
+use neardup::{Body, Document, Pipeline, PipelineBuilder};
+use serde::Deserialize;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The demo corpus bundled with the repository, used when `dedup` gets no input.
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.jsonl");
+
+#[derive(Parser)]
+#[command(
+    name = "neardup",
+    version,
+    about = "Find near-duplicate documents: Broder supershingles + Charikar projections (Henzinger's two-stage filter)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Deduplicate a corpus snapshot: kept records, clusters, pairs, rejects, report.
+    #[command(after_help = "Examples:
+  neardup dedup                                  # the bundled demo corpus
+  neardup dedup crawl.jsonl.zst -o kept.jsonl --clusters clusters.jsonl --report report.json
+  neardup dedup pages/ --format dir --preset recall --pairs pairs.jsonl
+  cat corpus.jsonl | neardup dedup - -o - > kept.jsonl")]
+    Dedup(DedupArgs),
+    /// Every measure the library has for two documents, and each rule's verdict.
+    #[command(after_help = "Example:
+  neardup pair a.html b.html")]
+    Pair(PairArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum PresetArg {
+    Paper,
+    Recall,
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ClusterModeArg {
+    Transitive,
+    Verified,
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum FormatArg {
+    Jsonl,
+    Warc,
+    Dir,
+}
+
+/// Algorithm parameters, shared by the commands; each overrides the config file,
+/// which overrides the preset.
+#[derive(Args, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Params {
+    /// Named parameter set [default: paper].
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
+    /// Terms per shingle [default: 8].
+    #[arg(long)]
+    shingle: Option<usize>,
+    /// Min-hash values [default: 84].
+    #[arg(long)]
+    minhashes: Option<usize>,
+    /// Supershingles (divides the min-hash count) [default: 6].
+    #[arg(long)]
+    supershingles: Option<usize>,
+    /// Candidates share at least this many supershingles [default: 2].
+    #[arg(long)]
+    min_shared: Option<usize>,
+    /// Bits of the Charikar projection, a multiple of 64 [default: 384].
+    #[arg(long)]
+    charikar_bits: Option<usize>,
+    /// Keep a candidate iff at least this many Charikar bits agree [default: 372].
+    #[arg(long)]
+    charikar_threshold: Option<u32>,
+    /// Also report every pair whose Charikar agreement is at least this [default: off].
+    #[arg(long)]
+    high_recall: Option<u32>,
+    /// transitive, or verified (every member passes against its representative).
+    #[arg(long, value_enum)]
+    cluster_mode: Option<ClusterModeArg>,
+    /// Which member of a cluster is kept: first, longest or priority:FIELD [default: first].
+    #[arg(long)]
+    keep: Option<String>,
+    /// Worker threads [default: one per core].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Records with a longer body are rejected [default: 67108864].
+    #[arg(long)]
+    max_document_bytes: Option<usize>,
+    /// Seed mixed into every random parameter [default: 0].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A TOML file with any of these settings (keys as the flags, without dashes
+    /// prefix: `shingle = 5`).
+    #[arg(long)]
+    #[serde(skip)]
+    config: Option<PathBuf>,
+}
+
+impl Params {
+    /// Fills unset fields from the config file.
+    fn merged(mut self) -> Result<Params> {
+        let Some(path) = self.config.clone() else {
+            return Ok(self);
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let file: Params = toml::from_str(&text)
+            .with_context(|| format!("{}: invalid configuration", path.display()))?;
+        macro_rules! fill { ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = file.$f; } )* } }
+        fill!(
+            preset,
+            shingle,
+            minhashes,
+            supershingles,
+            min_shared,
+            charikar_bits,
+            charikar_threshold,
+            high_recall,
+            cluster_mode,
+            keep,
+            threads,
+            max_document_bytes,
+            seed
+        );
+        Ok(self)
+    }
+
+    /// The pipeline builder and the priority field, if any.
+    fn builder(&self) -> Result<(PipelineBuilder, Option<String>)> {
+        let mut b = Pipeline::builder();
+        if let Some(p) = self.preset {
+            b.preset(match p {
+                PresetArg::Paper => Preset::Paper,
+                PresetArg::Recall => Preset::Recall,
+            });
+        }
+        {
+            let c = b.sketch_config_mut();
+            if let Some(v) = self.shingle {
+                c.shingle_size = v;
+            }
+            if let Some(v) = self.minhashes {
+                c.minhashes = v;
+            }
+            if let Some(v) = self.supershingles {
+                c.supershingles = v;
+            }
+            if let Some(v) = self.charikar_bits {
+                c.charikar_bits = v;
+            }
+            if let Some(v) = self.seed {
+                c.seed = v;
+            }
+        }
+        if let Some(v) = self.min_shared {
+            b.min_shared(v);
+        }
+        if let Some(v) = self.charikar_threshold {
+            b.charikar_threshold(v);
+        }
+        if self.high_recall.is_some() {
+            b.high_recall(self.high_recall);
+        }
+        if let Some(m) = self.cluster_mode {
+            b.cluster_mode(match m {
+                ClusterModeArg::Transitive => ClusterMode::Transitive,
+                ClusterModeArg::Verified => ClusterMode::Verified,
+            });
+        }
+        let mut priority = None;
+        match self.keep.as_deref() {
+            None | Some("first") => {}
+            Some("longest") => {
+                b.keep(Keep::Longest);
+            }
+            Some(k) if k.starts_with("priority:") && k.len() > 9 => {
+                b.keep(Keep::Priority);
+                priority = Some(k[9..].to_string());
+            }
+            Some(k) => bail!("--keep {k:?}: expected first, longest or priority:FIELD"),
+        }
+        b.threads(self.threads);
+        if let Some(v) = self.max_document_bytes {
+            b.max_document_bytes(v);
+        }
+        Ok((b, priority))
+    }
+}
+
+#[derive(Args)]
+struct DedupArgs {
+    /// Input files or directories; `-` is standard input. Without any, the bundled demo
+    /// corpus.
+    inputs: Vec<String>,
+    /// Input format, instead of detecting it from the name.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Write the kept records here (`-` for standard output), in input order.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Write clusters as JSONL: representative, members, size.
+    #[arg(long)]
+    clusters: Option<PathBuf>,
+    /// Write verified pairs as JSONL.
+    #[arg(long)]
+    pairs: Option<PathBuf>,
+    /// Write rejected records as JSONL: position, id, reason.
+    #[arg(long)]
+    rejects: Option<PathBuf>,
+    /// Write the report as JSON: parameters, counts, timings, accounting.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Stop at the first bad record with an error naming it, instead of rejecting it.
+    #[arg(long)]
+    strict: bool,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+    /// JSONL field holding the id.
+    #[arg(long, default_value = "id")]
+    id_field: String,
+    /// JSONL field holding plain text.
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// JSONL field holding HTML (used when the text field is absent).
+    #[arg(long, default_value = "html")]
+    html_field: String,
+    /// JSONL field holding the URL.
+    #[arg(long, default_value = "url")]
+    url_field: String,
+    #[command(flatten)]
+    params: Params,
+}
+
+#[derive(Args)]
+struct PairArgs {
+    /// First document (text, or HTML when the name ends in .html/.htm).
+    a: PathBuf,
+    /// Second document.
+    b: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    params: Params,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dedup(a) => dedup(a),
+        Command::Pair(a) => pair(a),
+    };
+    if let Err(e) = result {
+        eprintln!("neardup: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// The kept-records output: standard output, or a file committed atomically.
+enum Output {
+    Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
+    File(AtomicFile),
+}
+
+impl Output {
+    fn open(path: &str) -> Result<Output> {
+        Ok(if path == "-" {
+            Output::Stdout(std::io::BufWriter::new(std::io::stdout().lock()))
+        } else {
+            Output::File(AtomicFile::create(path)?)
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        match self {
+            Output::Stdout(mut w) => w.flush()?,
+            Output::File(f) => f.commit()?,
+        }
+        Ok(())
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
+}
+
+fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    for r in rows {
+        serde_json::to_writer(&mut f, &r)?;
+        f.write_all(b"\n")?;
+    }
+    f.commit()?;
+    Ok(())
+}
+
+fn dedup(args: DedupArgs) -> Result<()> {
+    let params = args.params.merged()?;
+    let (mut builder, priority) = params.builder()?;
+    let format = args.format.map(|f| match f {
+        FormatArg::Jsonl => Format::Jsonl,
+        FormatArg::Warc => Format::Warc,
+        FormatArg::Dir => Format::Dir,
+    });
+    // Inputs; standard input is spooled to a temporary file for the second pass.
+    let mut spool = None;
+    let inputs: Vec<Input> = if args.inputs.is_empty() {
+        vec![Input::detect(DEMO, "fixtures/demo.jsonl", format)]
+    } else {
+        let mut v = Vec::new();
+        for name in &args.inputs {
+            if name == "-" {
+                let mut tmp = tempfile::NamedTempFile::new().context("spooling standard input")?;
+                std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
+                    .context("spooling standard input")?;
+                v.push(Input::detect(
+                    tmp.path(),
+                    "-",
+                    Some(format.unwrap_or(Format::Jsonl)),
+                ));
+                spool = Some(tmp);
+            } else {
+                let p = PathBuf::from(name);
+                if !p.exists() {
+                    bail!("{name}: no such file or directory");
+                }
+                v.push(Input::detect(p, name.clone(), format));
+            }
+        }
+        v
+    };
+    let fields = Fields {
+        id: args.id_field.clone(),
+        text: args.text_field.clone(),
+        html: args.html_field.clone(),
+        url: args.url_field.clone(),
+        priority,
+    };
+    let total_bytes: u64 = inputs
+        .iter()
+        .filter_map(|i| std::fs::metadata(&i.path).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr())
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} sketching {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let read_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    {
+        let bar = bar.clone();
+        let rb = read_bytes.clone();
+        builder.on_progress(move |p: Progress| {
+            bar.set_position(rb.load(std::sync::atomic::Ordering::Relaxed));
+            bar.set_message(format!("{} records", p.records));
+        });
+    }
+    let pipeline = builder.build()?;
+    let mut fatal = None;
+    let reader =
+        Reader::new(inputs.clone(), fields.clone(), args.strict, false).defer_parsing(true);
+    let records = reader.map_while(|r| match r {
+        Ok(rec) => {
+            let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
+                + rec
+                    .doc
+                    .as_ref()
+                    .map_or(0, |d| d.as_ref().map_or(0, |d| d.body.len() as u64));
+            read_bytes.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            Some(rec)
+        }
+        Err(e) => {
+            fatal = Some(e);
+            None
+        }
+    });
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let d = pipeline.run_with(records, |rec| {
+        let source = &names[rec.position.input];
+        rec.into_document(&fields, source)
+    })?;
+    bar.finish_and_clear();
+    if let Some(e) = fatal {
+        return Err(e.into());
+    }
+
+    // Second pass: kept records and rejects, in input order.
+    if args.output.is_some() || args.rejects.is_some() {
+        let mut out = match &args.output {
+            Some(p) => Some(Output::open(p)?),
+            None => None,
+        };
+        let mut rejects = match &args.rejects {
+            Some(p) => Some(AtomicFile::create(p)?),
+            None => None,
+        };
+        let reader = Reader::new(inputs.clone(), fields.clone(), false, true);
+        let mut ordinal = 0usize;
+        for rec in reader {
+            let rec = rec?;
+            let Some(fate) = d.fates.get(ordinal) else {
+                bail!("input changed between the two passes")
+            };
+            match fate {
+                Fate::Kept => {
+                    if let Some(o) = out.as_mut() {
+                        match (&rec.raw, &rec.doc) {
+                            (Some(raw), _) => o.write_all(raw)?,
+                            (None, Some(Ok(doc))) => {
+                                serde_json::to_writer(&mut *o, &doc_json(doc))?
+                            }
+                            (None, _) => {}
+                        }
+                        o.write_all(b"\n")?;
+                    }
+                }
+                Fate::Rejected { reason } => {
+                    if let Some(r) = rejects.as_mut() {
+                        let id = d.ids.get(ordinal).filter(|i| !i.is_empty()).cloned();
+                        let input = &inputs[rec.position.input].name;
+                        serde_json::to_writer(
+                            &mut *r,
+                            &json!({"record": ordinal, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
+                        )?;
+                        r.write_all(b"\n")?;
+                    }
+                }
+                _ => {}
+            }
+            ordinal += 1;
+        }
+        if ordinal != d.fates.len() {
+            bail!(
+                "input changed between the two passes ({ordinal} records, then {})",
+                d.fates.len()
+            );
+        }
+        if let Some(o) = out {
+            o.finish()?;
+        }
+        if let Some(r) = rejects {
+            r.commit()?;
+        }
+    }
+    drop(spool);
+    if let Some(path) = &args.clusters {
+        write_jsonl(
+            path,
+            d.clusters.iter().map(|c| {
+                json!({
+                    "representative": d.ids[c.representative as usize],
+                    "members": c.members.iter().map(|&m| &d.ids[m as usize]).collect::<Vec<_>>(),
+                    "size": c.members.len(),
+                })
+            }),
+        )?;
+    }
+    if let Some(path) = &args.pairs {
+        write_jsonl(
+            path,
+            d.pairs.iter().map(|p| {
+                json!({
+                    "a": d.ids[p.a as usize], "b": d.ids[p.b as usize],
+                    "kind": match p.kind { PairKind::Exact => "exact", PairKind::Near => "near", PairKind::HighRecall => "high_recall" },
+                    "shared_supershingles": p.shared_supershingles,
+                    "charikar_agreement": p.agreement,
+                })
+            }),
+        )?;
+    }
+    let (stage1, stage2) = pipeline.describe();
+    let s = &d.stats;
+    let report = json!({
+        "format_version": 1,
+        "neardup_version": env!("CARGO_PKG_VERSION"),
+        "inputs": inputs.iter().map(|i| &i.name).collect::<Vec<_>>(),
+        "parameters": {
+            "sketch": pipeline.sketcher().config(),
+            "stage_one": stage1,
+            "stage_two": stage2,
+            "charikar_threshold": pipeline.charikar_threshold(),
+            "high_recall": pipeline.high_recall_threshold(),
+        },
+        "accounting": {
+            "read": s.read, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
+            "near_duplicates": s.near_duplicates, "rejected": s.rejected,
+            "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
+        },
+        "stats": s,
+        "peak_memory_bytes": peak_memory(),
+    });
+    if let Some(path) = &args.report {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(&mut f, &report)?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if !args.quiet {
+        let mb = s.bytes as f64 / 1e6;
+        eprintln!(
+            "neardup: {} records read: {} kept, {} exact duplicates, {} near duplicates, {} rejected",
+            s.read, s.kept, s.exact_duplicates, s.near_duplicates, s.rejected
+        );
+        eprintln!(
+            "  {} clusters (largest {}), {} candidate pairs, {} verified{}",
+            s.clusters.clusters,
+            s.clusters.max_size,
+            s.candidates.candidates,
+            s.verified,
+            if s.high_recall_added > 0 {
+                format!(", {} more by high recall", s.high_recall_added)
+            } else {
+                String::new()
+            }
+        );
+        eprintln!(
+            "  {:.1} MB in {:.2} s ({:.1} MB/s); stages: sketch {:.2} s, candidates {:.2} s, filter {:.2} s, clusters {:.2} s; peak memory {:.0} MB",
+            mb,
+            s.seconds.total,
+            mb / s.seconds.total.max(1e-9),
+            s.seconds.sketch,
+            s.seconds.candidates,
+            s.seconds.filter,
+            s.seconds.cluster,
+            peak_memory().unwrap_or(0) as f64 / 1e6
+        );
+        if args.output.is_none() {
+            eprintln!("  (no -o/--output given: kept records not written)");
+        }
+    }
+    Ok(())
+}
+
+fn doc_json(doc: &Document) -> serde_json::Value {
+    match &doc.body {
+        Body::Text(t) => json!({"id": doc.id, "url": doc.url, "text": t}),
+        Body::Html(h) => json!({"id": doc.id, "url": doc.url, "html": h}),
+    }
+}
+
+/// Peak resident memory of this process (Linux: `VmHWM`), if known.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn read_doc(path: &Path) -> Result<Document> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = path.to_string_lossy().to_string();
+    let lower = name.to_ascii_lowercase();
+    Ok(if lower.ends_with(".html") || lower.ends_with(".htm") {
+        Document::html(name, text)
+    } else {
+        Document::text(name, text)
+    })
+}
+
+fn pair(args: PairArgs) -> Result<()> {
+    let params = args.params.merged()?;
+    let (builder, _) = params.builder()?;
+    let pipeline = builder.build()?;
+    let sk = pipeline.sketcher();
+    let (da, db) = (read_doc(&args.a)?, read_doc(&args.b)?);
+    let (a, b) = (sk.analyze(&da), sk.analyze(&db));
+    let set = |v: &[u64]| {
+        v.iter()
+            .copied()
+            .collect::<std::collections::HashSet<u64>>()
+    };
+    let (sa, sb) = (set(&a.shingles), set(&b.shingles));
+    let inter = sa.intersection(&sb).count();
+    let union = sa.len() + sb.len() - inter;
+    let jaccard = if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    };
+    let cfg = sk.config();
+    let resemblance = neardup::broder::estimated_resemblance(&a.min_values, &b.min_values);
+    let shared =
+        neardup::broder::shared_supershingles(&a.sketch.supershingles, &b.sketch.supershingles);
+    let (ma, mb) = (
+        neardup::broder::megashingles(&a.sketch.supershingles),
+        neardup::broder::megashingles(&b.sketch.supershingles),
+    );
+    let mega = ma.iter().zip(&mb).filter(|(x, y)| x == y).count();
+    let agree = neardup::charikar::agreement(&a.sketch.charikar, &b.sketch.charikar);
+    let simhash_distance = (a.sketch.simhash ^ b.sketch.simhash).count_ones();
+    let exact = a.sketch.exact == b.sketch.exact;
+    let min_shared = params.min_shared.unwrap_or(
+        if params
+            .preset
+            .is_some_and(|p| matches!(p, PresetArg::Recall))
+        {
+            1
+        } else {
+            2
+        },
+    );
+    let broder_ok = shared >= min_shared;
+    let charikar_ok = agree >= pipeline.charikar_threshold();
+    let high_recall_ok = pipeline.high_recall_threshold().is_some_and(|h| agree >= h);
+    let v = json!({
+        "a": {"id": da.id, "terms": a.sketch.terms, "shingles": a.shingles.len()},
+        "b": {"id": db.id, "terms": b.sketch.terms, "shingles": b.shingles.len()},
+        "exact_duplicate": exact,
+        "jaccard_shingles": jaccard,
+        "estimated_resemblance": resemblance,
+        "supershingles_shared": shared,
+        "supershingles": cfg.supershingles,
+        "megashingles_shared": mega,
+        "charikar_agreement": agree,
+        "charikar_bits": cfg.charikar_bits,
+        "simhash64_distance": simhash_distance,
+        "verdicts": {
+            "broder": broder_ok,
+            "charikar": charikar_ok,
+            "combined": broder_ok && charikar_ok,
+            "combined_high_recall": (broder_ok && charikar_ok) || high_recall_ok,
+            "simhash64_k3": simhash_distance <= 3,
+            "exact": exact,
+        }
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let yn = |b: bool| if b { "yes" } else { "no" };
+    println!(
+        "{} ({} terms) vs {} ({} terms)",
+        da.id, a.sketch.terms, db.id, b.sketch.terms
+    );
+    println!("  exact duplicate          {}", yn(exact));
+    println!(
+        "  Jaccard of {}-shingles    {:.3}",
+        cfg.shingle_size, jaccard
+    );
+    println!(
+        "  estimated resemblance    {:.3}  ({} of {} min-values agree)",
+        resemblance,
+        (resemblance * cfg.minhashes as f64).round(),
+        cfg.minhashes
+    );
+    println!(
+        "  supershingles shared     {} of {}   (broder: ≥ {min_shared} → {})",
+        shared,
+        cfg.supershingles,
+        yn(broder_ok)
+    );
+    println!("  megashingles shared      {} of {}", mega, ma.len());
+    println!(
+        "  Charikar agreement       {} of {} bits (≥ {} → {})",
+        agree,
+        cfg.charikar_bits,
+        pipeline.charikar_threshold(),
+        yn(charikar_ok)
+    );
+    println!(
+        "  simhash-64 distance      {} bits (≤ 3 → {})",
+        simhash_distance,
+        yn(simhash_distance <= 3)
+    );
+    println!(
+        "  combined (two-stage)     {}",
+        yn(broder_ok && charikar_ok)
+    );
+    if let Some(h) = pipeline.high_recall_threshold() {
+        println!(
+            "  high-recall union        {} (agreement ≥ {h} → {})",
+            yn((broder_ok && charikar_ok) || high_recall_ok),
+            yn(high_recall_ok)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! Stage one: candidate pairs from bucketed keys (seed 003 FIG. 3; DESIGN.md §3).
+//!
+//! A [`CandidateGenerator`] turns the sketches of the documents still in play into
+//! candidate pairs `(a, b)` with `a < b` (input ordinals), each pair once, sorted.
+//!
+//! Built in:
+//!
+//! * [`Supershingles`] — pairs sharing at least `r` supershingles (same slot, same
+//!   value). For `r ≥ 2` the documents are bucketed by megashingle (one pass per pair of
+//!   slots), so sharing any bucket already means "≥ 2 agree" and the iceberg query is
+//!   plain bucketing; for `r = 1` by supershingle. Each pair found is checked against
+//!   its sketches for `≥ r`.
+//! * [`CharikarBlocks`] — every pair whose Charikar projections differ in at most `h`
+//!   bits, by pigeonhole: the `b` bits split into `h + 1` blocks, and two fingerprints
+//!   within distance `h` agree on at least one whole block.
+//!
+//! # Big buckets
+//!
+//! A bucket shared by more than `max_bucket` documents (a template page repeated
+//! 200,000 times, near-empty pages) would cost quadratic time. For such a bucket, with
+//! its members in input order `d_0 < d_1 < … < d_{s−1}`, the candidates are only
+//! `(d_0, d_i)` for every `i` (the star around the first member) and `(d_i, d_{i+j})`
+//! for `1 ≤ j ≤ window` (each member with its next `window` members): `O(s · window)`
+//! pairs. Every member is thus compared with the bucket's first member, so near-
+//! duplicates of it still cluster together; pairs of other members found only through
+//! this bucket and farther apart than `window` are not produced. Such buckets are counted
+//! in [`CandidateStats::big_buckets`].
+
+use crate::broder::{megashingle, shared_supershingles};
+use crate::charikar::hamming;
+use crate::hash::combine;
+use crate::sketch::Sketches;
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Counters of a candidate generation run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct CandidateStats {
+    /// Bucketing passes made.
+    pub passes: u64,
+    /// Keys bucketed (documents × passes).
+    pub keys: u64,
+    /// Pairs enumerated from buckets before de-duplication and checks (the work done).
+    pub pairs_enumerated: u64,
+    /// Buckets larger than `max_bucket`, handled by the star-and-window rule.
+    pub big_buckets: u64,
+    /// Members of those buckets.
+    pub big_bucket_members: u64,
+    /// Distinct candidate pairs returned.
+    pub candidates: u64,
+}
+
+/// Stage one of the pipeline: candidate pairs from sketches.
+pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
+    /// A short name for reports.
+    fn name(&self) -> String;
+
+    /// Candidate pairs among the documents `active` (ordinals into `sketches`, sorted
+    /// ascending): `(a, b)` with `a < b`, each pair once, sorted.
+    fn candidates(
+        &self,
+        sketches: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Vec<(u32, u32)>;
+}
+
+/// Bucketing limits shared by the generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BucketLimits {
+    /// Buckets with more members than this use the star-and-window rule. Default 1000.
+    pub max_bucket: usize,
+    /// Neighbours each member of a big bucket is paired with. Default 8.
+    pub window: usize,
+}
+
+impl Default for BucketLimits {
+    fn default() -> Self {
+        BucketLimits {
+            max_bucket: 1000,
+            window: 8,
+        }
+    }
+}
+
+/// Sorts `(key, doc)` and appends the pairs of each bucket to `out` (big buckets by the
+/// star-and-window rule). `keep(a, b)` filters pairs as they are enumerated.
+fn bucket_pairs(
+    keys: &mut [(u64, u32)],
+    limits: BucketLimits,
+    stats: &mut CandidateStats,
+    out: &mut Vec<(u32, u32)>,
+    keep: impl Fn(u32, u32) -> bool + Sync,
+) {
+    keys.par_sort_unstable();
+    stats.passes += 1;
+    stats.keys += keys.len() as u64;
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let mut j = i + 1;
+        while j < keys.len() && keys[j].0 == keys[i].0 {
+            j += 1;
+        }
+        if j - i > 1 {
+            runs.push((i, j));
+        }
+        i = j;
+    }
+    let keys = &*keys;
+    let found: Vec<(u64, u64, u64, Vec<(u32, u32)>)> = runs
+        .par_chunks(256)
+        .map(|chunk| {
+            let (mut enumerated, mut big, mut big_members) = (0u64, 0u64, 0u64);
+            let mut pairs = Vec::new();
+            for &(s, e) in chunk {
+                let m = &keys[s..e];
+                let n = m.len();
+                if n <= limits.max_bucket {
+                    for x in 0..n {
+                        for y in x + 1..n {
+                            enumerated += 1;
+                            let (a, b) = (m[x].1, m[y].1);
+                            if a != b && keep(a, b) {
+                                pairs.push((a.min(b), a.max(b)));
+                            }
+                        }
+                    }
+                } else {
+                    big += 1;
+                    big_members += n as u64;
+                    for x in 0..n {
+                        if x > 0 {
+                            enumerated += 1;
+                            if keep(m[0].1, m[x].1) {
+                                pairs.push((m[0].1, m[x].1));
+                            }
+                        }
+                        if x == 0 {
+                            continue;
+                        }
+                        for y in x + 1..n.min(x + 1 + limits.window) {
+                            enumerated += 1;
+                            if keep(m[x].1, m[y].1) {
+                                pairs.push((m[x].1, m[y].1));
+                            }
+                        }
+                    }
+                }
+            }
+            (enumerated, big, big_members, pairs)
+        })
+        .collect();
+    for (e, b, bm, p) in found {
+        stats.pairs_enumerated += e;
+        stats.big_buckets += b;
+        stats.big_bucket_members += bm;
+        out.extend(p);
+    }
+}
+
+/// Sorts and removes repeated pairs (a pair can share several buckets).
+fn dedup(pairs: &mut Vec<(u32, u32)>) {
+    pairs.par_sort_unstable();
+    pairs.dedup();
+}
+
+fn finish(mut pairs: Vec<(u32, u32)>, stats: &mut CandidateStats) -> Vec<(u32, u32)> {
+    dedup(&mut pairs);
+    stats.candidates += pairs.len() as u64;
+    pairs
+}
+
+/// Candidates: pairs sharing at least `min_shared` supershingles (seed 003: r = 2 of 6).
+#[derive(Debug, Clone)]
+pub struct Supershingles {
+    /// Minimum number of agreeing supershingles, inclusive.
+    pub min_shared: usize,
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for Supershingles {
+    fn name(&self) -> String {
+        format!("broder(shared>={})", self.min_shared)
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Vec<(u32, u32)> {
+        let slots = sk.get(0).supershingles.len();
+        let r = self.min_shared.clamp(1, slots.max(1));
+        let mut out = Vec::new();
+        let mut keys: Vec<(u64, u32)> = Vec::with_capacity(active.len());
+        if sk.is_empty() {
+            return out;
+        }
+        if r == 1 || slots < 2 {
+            for s in 0..slots {
+                keys.clear();
+                keys.extend(
+                    active
+                        .iter()
+                        .map(|&d| (sk.get(d as usize).supershingles[s], d)),
+                );
+                bucket_pairs(&mut keys, self.limits, stats, &mut out, |_, _| true);
+                dedup(&mut out);
+            }
+        } else {
+            for i in 0..slots {
+                for j in i + 1..slots {
+                    keys.clear();
+                    keys.extend(active.iter().map(|&d| {
+                        let ss = sk.get(d as usize).supershingles;
+                        (megashingle(ss[i], ss[j]), d)
+                    }));
+                    bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
+                        let (x, y) = (
+                            sk.get(a as usize).supershingles,
+                            sk.get(b as usize).supershingles,
+                        );
+                        // Checked on the sketches: a megashingle collision without real
+                        // agreement is no candidate.
+                        shared_supershingles(x, y) >= r
+                    });
+                    dedup(&mut out);
+                }
+            }
+        }
+        finish(out, stats)
+    }
+}
+
+/// Key of bits `start..end` of a bit vector (bit `i` in word `i / 64`, position `i % 64`).
+fn block_key(words: &[u64], start: usize, end: usize, block: usize) -> u64 {
+    let mut parts = [0u64; 17];
+    let mut n = 0;
+    let mut pos = start;
+    while pos < end {
+        let w = pos / 64;
+        let off = pos % 64;
+        let take = (64 - off).min(end - pos);
+        let mask = if take == 64 {
+            u64::MAX
+        } else {
+            (1u64 << take) - 1
+        };
+        parts[n] = (words[w] >> off) & mask;
+        n += 1;
+        pos += take;
+    }
+    parts[n] = block as u64;
+    combine(&parts[..=n], 0x424c_4f43_4b4b_4559) // "BLOCKKEY"
+}
+
+/// Candidates: every pair whose Charikar projections differ in at most `max_distance`
+/// bits (agreement ≥ `b − max_distance`), found by the block pigeonhole index (seed 003,
+/// end of §4.2.3: the high-recall union). Exact: no pair within the distance is missed,
+/// except through the big-bucket rule.
+#[derive(Debug, Clone)]
+pub struct CharikarBlocks {
+    /// Maximum Hamming distance, inclusive.
+    pub max_distance: u32,
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for CharikarBlocks {
+    fn name(&self) -> String {
+        format!("charikar-blocks(distance<={})", self.max_distance)
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        if sk.is_empty() {
+            return out;
+        }
+        let bits = sk.get(0).charikar.len() * 64;
+        let blocks = (self.max_distance as usize + 1).min(bits);
+        let bounds: Vec<(usize, usize)> = (0..blocks)
+            .map(|k| (k * bits / blocks, (k + 1) * bits / blocks))
+            .collect();
+        let h = self.max_distance;
+        let mut keys = Vec::with_capacity(active.len());
+        for (k, &(s, e)) in bounds.iter().enumerate() {
+            keys.clear();
+            keys.extend(
+                active
+                    .iter()
+                    .map(|&d| (block_key(sk.get(d as usize).charikar, s, e, k), d)),
+            );
+            bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
+                hamming(sk.get(a as usize).charikar, sk.get(b as usize).charikar) <= h
+            });
+            dedup(&mut out);
+        }
+        finish(out, stats)
+    }
+}

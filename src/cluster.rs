@@ -1,0 +1,155 @@
+//! Clustering verified pairs: union-find, deterministic representatives, and a mode
+//! that forbids growth by chaining (seed 004; DESIGN.md §3 "Clusters").
+
+use serde::{Deserialize, Serialize};
+
+/// Union-find over `0..n` with path halving and union by size. The partition it
+/// computes does not depend on the order of unions.
+#[derive(Debug, Clone)]
+pub struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    /// `n` singletons.
+    pub fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        }
+    }
+
+    /// The root of `x`'s set.
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+
+    /// Merges the sets of `a` and `b`; true if they were apart.
+    pub fn union(&mut self, a: u32, b: u32) -> bool {
+        let (mut ra, mut rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return false;
+        }
+        if self.size[ra as usize] < self.size[rb as usize]
+            || (self.size[ra as usize] == self.size[rb as usize] && rb < ra)
+        {
+            std::mem::swap(&mut ra, &mut rb);
+        }
+        self.parent[rb as usize] = ra;
+        self.size[ra as usize] += self.size[rb as usize];
+        true
+    }
+
+    /// The sets with more than one member, each sorted, in order of their smallest member.
+    pub fn groups(&mut self) -> Vec<Vec<u32>> {
+        let n = self.parent.len();
+        let mut by_root: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for x in 0..n as u32 {
+            let r = self.find(x);
+            by_root[r as usize].push(x);
+        }
+        let mut groups: Vec<Vec<u32>> = by_root.into_iter().filter(|g| g.len() > 1).collect();
+        groups.sort_unstable_by_key(|g| g[0]);
+        groups
+    }
+}
+
+/// Which member of a cluster is its representative (the one kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Keep {
+    /// The first in input order. The default.
+    #[default]
+    First,
+    /// The one with the most terms; ties go to the first in input order.
+    Longest,
+    /// The highest [`Document::priority`](crate::Document::priority); documents without
+    /// one rank lowest; ties go to the first in input order.
+    Priority,
+}
+
+/// How verified pairs become clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterMode {
+    /// Connected components of the verified pairs (similarity taken as transitive, as
+    /// in seed 004). The default.
+    #[default]
+    Transitive,
+    /// Connected components, then every member must itself pass the stage-two filter
+    /// against the representative; a member that does not leaves the cluster and is
+    /// kept on its own. No cluster can grow by chaining.
+    Verified,
+}
+
+/// One cluster of near-duplicates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The member kept.
+    pub representative: u32,
+    /// All members (representative included), ascending.
+    pub members: Vec<u32>,
+}
+
+/// Picks the representative of `members` (sorted ascending) by `keep`.
+pub fn representative(members: &[u32], keep: Keep, terms: &[u32], priority: &[Option<f64>]) -> u32 {
+    match keep {
+        Keep::First => members[0],
+        Keep::Longest => *members
+            .iter()
+            .max_by(|&&a, &&b| terms[a as usize].cmp(&terms[b as usize]).then(b.cmp(&a)))
+            .unwrap_or(&members[0]),
+        Keep::Priority => *members
+            .iter()
+            .max_by(|&&a, &&b| {
+                let pa = priority.get(a as usize).copied().flatten();
+                let pb = priority.get(b as usize).copied().flatten();
+                let ord = match (pa, pb) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    (Some(_), None) => std::cmp::Ordering::Greater,
+                    (None, Some(_)) => std::cmp::Ordering::Less,
+                    (None, None) => std::cmp::Ordering::Equal,
+                };
+                ord.then(b.cmp(&a))
+            })
+            .unwrap_or(&members[0]),
+    }
+}
+
+/// Size statistics of a clustering.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ClusterStats {
+    /// Clusters with at least two members.
+    pub clusters: u64,
+    /// Documents in those clusters.
+    pub clustered_documents: u64,
+    /// The largest cluster's size.
+    pub max_size: u64,
+    /// `histogram[k]` = clusters of size in `2^k ..< 2^(k+1)` (k ≥ 1).
+    pub size_histogram: Vec<u64>,
+}
+
+impl ClusterStats {
+    /// Statistics of `clusters`.
+    pub fn of(clusters: &[Cluster]) -> Self {
+        let mut s = ClusterStats::default();
+        for c in clusters {
+            let n = c.members.len() as u64;
+            s.clusters += 1;
+            s.clustered_documents += n;
+            s.max_size = s.max_size.max(n);
+            let k = 63 - n.leading_zeros() as usize;
+            if s.size_histogram.len() <= k {
+                s.size_histogram.resize(k + 1, 0);
+            }
+            s.size_histogram[k] += 1;
+        }
+        s
+    }
+}

@@ -1,0 +1,733 @@
+//! Corpus readers (JSONL, gzip/zstd JSONL, WARC, directories) and atomic writers.
+//!
+//! Every reader yields one item per input record with its position, so a record is
+//! never silently lost: a record that cannot be used becomes a
+//! [`Rejection`](crate::pipeline::Rejection) with the reason, and an input that cannot
+//! be read to its end (truncated gzip, cut WARC) yields one rejection naming the
+//! position where reading stopped.
+//!
+//! | format | records | id | url | body |
+//! |---|---|---|---|---|
+//! | JSONL (`.jsonl`, `.json`, `.ndjson`, + `.gz` / `.zst`) | each non-blank line | field `id` (the position `FILE:LINE` when absent) | field `url` | field `text`, else `html` |
+//! | WARC (`.warc`, `.warc.gz`) | each `response` record (others are skipped) | `WARC-Record-ID` | `WARC-Target-URI` | the HTTP payload, as HTML |
+//! | directory | each `.txt`, `.html`, `.htm` file, recursively, in sorted path order | the path relative to the directory | none | text or HTML by extension |
+
+use crate::document::{Body, Document};
+use crate::error::{Error, Result};
+use crate::pipeline::Rejection;
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON lines, optionally gzip or zstd compressed (detected by extension).
+    Jsonl,
+    /// WARC, optionally gzip compressed.
+    Warc,
+    /// A directory of `.txt` / `.html` files.
+    Dir,
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "jsonl" | "json" | "ndjson" => Ok(Format::Jsonl),
+            "warc" => Ok(Format::Warc),
+            "dir" => Ok(Format::Dir),
+            _ => Err(Error::Config(format!(
+                "unknown format {s:?} (jsonl, warc, dir)"
+            ))),
+        }
+    }
+}
+
+/// Compression of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// None.
+    None,
+    /// gzip (multi-member allowed).
+    Gzip,
+    /// Zstandard.
+    Zstd,
+}
+
+/// Field names of JSONL records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// The id field. Default `id`.
+    pub id: String,
+    /// The plain-text field. Default `text`.
+    pub text: String,
+    /// The HTML field, used when the text field is absent. Default `html`.
+    pub html: String,
+    /// The URL field. Default `url`.
+    pub url: String,
+    /// A numeric priority field for `keep = priority`. Default none.
+    pub priority: Option<String>,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields {
+            id: "id".into(),
+            text: "text".into(),
+            html: "html".into(),
+            url: "url".into(),
+            priority: None,
+        }
+    }
+}
+
+/// One input: a path (or `-` for standard input, spooled to a temporary file by the
+/// caller) and its format.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The path.
+    pub path: PathBuf,
+    /// The format.
+    pub format: Format,
+    /// The compression (JSONL, WARC).
+    pub compression: Compression,
+    /// The name used in messages (the path as given, `-` for stdin).
+    pub name: String,
+}
+
+impl Input {
+    /// An input with format and compression detected from the name (a directory is
+    /// [`Format::Dir`]), unless `format` is given.
+    pub fn detect(
+        path: impl Into<PathBuf>,
+        name: impl Into<String>,
+        format: Option<Format>,
+    ) -> Self {
+        let path = path.into();
+        let name = name.into();
+        let lower = name.to_ascii_lowercase();
+        let compression = if lower.ends_with(".gz") {
+            Compression::Gzip
+        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
+            Compression::Zstd
+        } else {
+            Compression::None
+        };
+        let stem = lower
+            .trim_end_matches(".gz")
+            .trim_end_matches(".zstd")
+            .trim_end_matches(".zst");
+        let format = format.unwrap_or(if path.is_dir() {
+            Format::Dir
+        } else if stem.ends_with(".warc") || stem.ends_with(".arc") {
+            Format::Warc
+        } else {
+            Format::Jsonl
+        });
+        Input {
+            path,
+            format,
+            compression,
+            name,
+        }
+    }
+}
+
+/// Where a record came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position {
+    /// Index of the input in the list given.
+    pub input: usize,
+    /// Line (JSONL, 1-based), byte offset of the record (WARC, uncompressed), or file
+    /// index (directory).
+    pub at: u64,
+    /// For directories, the file's relative path.
+    pub file: Option<String>,
+}
+
+/// One record as read.
+#[derive(Debug)]
+pub struct RawRecord {
+    /// Where it came from.
+    pub position: Position,
+    /// The exact bytes of the record for JSONL (the line without its newline).
+    pub raw: Option<Vec<u8>>,
+    /// The document, or why it cannot be used; `None` for a JSONL record whose parsing
+    /// was deferred (see [`Reader::defer_parsing`]): call [`RawRecord::into_document`].
+    pub doc: Option<std::result::Result<Document, Rejection>>,
+}
+
+impl RawRecord {
+    /// The document (parsing a deferred JSONL record now, with `fields`; `source` names
+    /// the input in generated ids).
+    pub fn into_document(
+        self,
+        fields: &Fields,
+        source: &str,
+    ) -> std::result::Result<Document, Rejection> {
+        match (self.doc, self.raw) {
+            (Some(d), _) => d,
+            (None, Some(raw)) => parse_json_record(&raw, fields, source, self.position.at),
+            (None, None) => Err(Rejection {
+                id: None,
+                reason: "record without content".into(),
+            }),
+        }
+    }
+}
+
+fn open_decoded(input: &Input) -> Result<Box<dyn BufRead + Send>> {
+    let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let r: Box<dyn Read + Send> = match input.compression {
+        Compression::None => Box::new(f),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(f))),
+        Compression::Zstd => {
+            Box::new(zstd::stream::read::Decoder::new(f).map_err(|e| Error::io(&input.path, e))?)
+        }
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
+}
+
+/// Reads all inputs in order, yielding one [`RawRecord`] per record. Errors that stop
+/// an input (cannot open, truncated stream) are yielded as a rejection at the position
+/// reached (or, in `strict` mode, as `Err`).
+pub struct Reader {
+    inputs: Vec<Input>,
+    fields: Fields,
+    strict: bool,
+    keep_raw: bool,
+    defer: bool,
+    current: usize,
+    state: Option<State>,
+}
+
+enum State {
+    Jsonl {
+        r: Box<dyn BufRead + Send>,
+        line: u64,
+    },
+    Warc {
+        r: Box<dyn BufRead + Send>,
+        offset: u64,
+    },
+    Dir {
+        files: Vec<(PathBuf, String)>,
+        next: usize,
+    },
+    /// The input stopped early (the reason was already reported).
+    Done,
+}
+
+impl Reader {
+    /// A reader over `inputs`. With `keep_raw`, JSONL records carry their bytes.
+    pub fn new(inputs: Vec<Input>, fields: Fields, strict: bool, keep_raw: bool) -> Self {
+        Reader {
+            inputs,
+            fields,
+            strict,
+            keep_raw,
+            defer: false,
+            current: 0,
+            state: None,
+        }
+    }
+
+    /// Leaves JSONL records unparsed (`doc: None`, `raw` set), so that the caller can
+    /// parse them in parallel with [`RawRecord::into_document`]. Ignored in strict mode,
+    /// which must name the first bad record. By default off.
+    pub fn defer_parsing(mut self, yes: bool) -> Self {
+        self.defer = yes;
+        self
+    }
+
+    fn open(&mut self) -> Result<State> {
+        let input = &self.inputs[self.current];
+        Ok(match input.format {
+            Format::Jsonl => State::Jsonl {
+                r: open_decoded(input)?,
+                line: 0,
+            },
+            Format::Warc => State::Warc {
+                r: open_decoded(input)?,
+                offset: 0,
+            },
+            Format::Dir => {
+                let mut files = Vec::new();
+                walk(&input.path, &input.path, &mut files)?;
+                files.sort_by(|a, b| a.1.cmp(&b.1));
+                State::Dir { files, next: 0 }
+            }
+        })
+    }
+
+    fn reject(
+        &self,
+        at: u64,
+        file: Option<String>,
+        id: Option<String>,
+        reason: String,
+    ) -> RawRecord {
+        RawRecord {
+            position: Position {
+                input: self.current,
+                at,
+                file,
+            },
+            raw: None,
+            doc: Some(Err(Rejection { id, reason })),
+        }
+    }
+
+    fn bad(&self, at: u64, id: Option<String>, reason: String) -> Result<Option<RawRecord>> {
+        if self.strict {
+            return Err(Error::BadRecord {
+                source_name: self.inputs[self.current].name.clone(),
+                record: at,
+                id,
+                reason,
+            });
+        }
+        Ok(Some(self.reject(at, None, id, reason)))
+    }
+
+    fn next_record(&mut self) -> Result<Option<RawRecord>> {
+        loop {
+            if self.current >= self.inputs.len() {
+                return Ok(None);
+            }
+            if self.state.is_none() {
+                match self.open() {
+                    Ok(s) => self.state = Some(s),
+                    Err(e) => {
+                        let r = self.reject(0, None, None, format!("cannot read input: {e}"));
+                        self.current += 1;
+                        return if self.strict { Err(e) } else { Ok(Some(r)) };
+                    }
+                }
+            }
+            let out = match self.state.as_mut() {
+                Some(State::Jsonl { .. }) => self.next_jsonl(),
+                Some(State::Warc { .. }) => self.next_warc(),
+                Some(State::Dir { .. }) => self.next_file(),
+                Some(State::Done) | None => Ok(None),
+            };
+            match out {
+                Ok(Some(r)) => return Ok(Some(r)),
+                Ok(None) => {
+                    self.state = None;
+                    self.current += 1;
+                }
+                Err(e) => {
+                    self.state = None;
+                    self.current += 1;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn next_jsonl(&mut self) -> Result<Option<RawRecord>> {
+        let Some(State::Jsonl { r, line }) = self.state.as_mut() else {
+            return Ok(None);
+        };
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            *line += 1;
+            let at = *line;
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) => return Ok(None),
+                Ok(_) => {}
+                Err(e) => {
+                    // Stop this input; one rejection says where and why.
+                    let reason = format!("input unreadable from line {at} on: {e}");
+                    let rec = self.bad(at, None, reason);
+                    self.state = Some(State::Done);
+                    return rec;
+                }
+            }
+            while buf.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
+                buf.pop();
+            }
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if self.defer && !self.strict {
+                return Ok(Some(RawRecord {
+                    position: Position {
+                        input: self.current,
+                        at,
+                        file: None,
+                    },
+                    raw: Some(buf),
+                    doc: None,
+                }));
+            }
+            let doc = parse_json_record(&buf, &self.fields, &self.inputs[self.current].name, at);
+            if let Err(rej) = &doc {
+                if self.strict {
+                    return Err(Error::BadRecord {
+                        source_name: self.inputs[self.current].name.clone(),
+                        record: at,
+                        id: rej.id.clone(),
+                        reason: rej.reason.clone(),
+                    });
+                }
+            }
+            let raw = self.keep_raw.then_some(buf);
+            return Ok(Some(RawRecord {
+                position: Position {
+                    input: self.current,
+                    at,
+                    file: None,
+                },
+                raw,
+                doc: Some(doc),
+            }));
+        }
+    }
+
+    fn next_warc(&mut self) -> Result<Option<RawRecord>> {
+        loop {
+            let Some(State::Warc { r, offset }) = self.state.as_mut() else {
+                return Ok(None);
+            };
+            let at = *offset;
+            match read_warc_record(r, offset) {
+                Ok(None) => return Ok(None),
+                Ok(Some(rec)) => {
+                    if !rec.rtype.eq_ignore_ascii_case("response") {
+                        continue;
+                    }
+                    let id = rec.id.clone();
+                    let doc =
+                        http_payload(&rec.body).and_then(|p| match String::from_utf8(p.to_vec()) {
+                            Ok(html) => Ok(html),
+                            Err(_) => Err("invalid UTF-8 in payload".to_string()),
+                        });
+                    return match doc {
+                        Ok(html) => Ok(Some(RawRecord {
+                            position: Position {
+                                input: self.current,
+                                at,
+                                file: None,
+                            },
+                            raw: None,
+                            doc: Some(Ok(Document {
+                                id: id.unwrap_or_else(|| {
+                                    format!("{}@{at}", self.inputs[self.current].name)
+                                }),
+                                url: rec.uri,
+                                body: Body::Html(html),
+                                priority: None,
+                            })),
+                        })),
+                        Err(reason) => self.bad(at, id, reason),
+                    };
+                }
+                Err(reason) => {
+                    let rec = self.bad(at, None, reason);
+                    self.state = Some(State::Done);
+                    return rec;
+                }
+            }
+        }
+    }
+
+    fn next_file(&mut self) -> Result<Option<RawRecord>> {
+        let Some(State::Dir { files, next }) = self.state.as_mut() else {
+            return Ok(None);
+        };
+        let Some((path, rel)) = files.get(*next).cloned() else {
+            return Ok(None);
+        };
+        *next += 1;
+        let at = *next as u64;
+        let doc = match std::fs::read(&path) {
+            Err(e) => Err(Rejection {
+                id: Some(rel.clone()),
+                reason: format!("cannot read file: {e}"),
+            }),
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Err(_) => Err(Rejection {
+                    id: Some(rel.clone()),
+                    reason: "invalid UTF-8".into(),
+                }),
+                Ok(s) => {
+                    let lower = rel.to_ascii_lowercase();
+                    let body = if lower.ends_with(".txt") {
+                        Body::Text(s)
+                    } else {
+                        Body::Html(s)
+                    };
+                    Ok(Document {
+                        id: rel.clone(),
+                        url: None,
+                        body,
+                        priority: None,
+                    })
+                }
+            },
+        };
+        if let (true, Err(rej)) = (self.strict, &doc) {
+            return Err(Error::BadRecord {
+                source_name: rel,
+                record: at,
+                id: rej.id.clone(),
+                reason: rej.reason.clone(),
+            });
+        }
+        Ok(Some(RawRecord {
+            position: Position {
+                input: self.current,
+                at,
+                file: Some(rel),
+            },
+            raw: None,
+            doc: Some(doc),
+        }))
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<RawRecord>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        if ft.is_dir() {
+            walk(root, &path, out)?;
+        } else {
+            let lower = path.to_string_lossy().to_ascii_lowercase();
+            if lower.ends_with(".txt") || lower.ends_with(".html") || lower.ends_with(".htm") {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((path, rel));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses one JSONL record.
+pub fn parse_json_record(
+    line: &[u8],
+    f: &Fields,
+    source: &str,
+    at: u64,
+) -> std::result::Result<Document, Rejection> {
+    let text = std::str::from_utf8(line).map_err(|e| Rejection {
+        id: None,
+        reason: format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+    })?;
+    let v: Value = serde_json::from_str(text).map_err(|e| Rejection {
+        id: None,
+        reason: format!("malformed JSON: {e}"),
+    })?;
+    let Value::Object(map) = v else {
+        return Err(Rejection {
+            id: None,
+            reason: "not a JSON object".into(),
+        });
+    };
+    let id = match map.get(&f.id) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Null) | None => format!("{source}:{at}"),
+        Some(_) => {
+            return Err(Rejection {
+                id: None,
+                reason: format!("field {:?} is not a string or number", f.id),
+            })
+        }
+    };
+    let body = match (map.get(&f.text), map.get(&f.html)) {
+        (Some(Value::String(s)), _) => Body::Text(s.clone()),
+        (_, Some(Value::String(s))) => Body::Html(s.clone()),
+        (Some(_), _) | (_, Some(_)) => {
+            return Err(Rejection {
+                id: Some(id),
+                reason: format!("field {:?}/{:?} is not a string", f.text, f.html),
+            })
+        }
+        (None, None) => {
+            return Err(Rejection {
+                id: Some(id),
+                reason: format!("missing field {:?} (or {:?})", f.text, f.html),
+            })
+        }
+    };
+    let url = match map.get(&f.url) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let priority = f
+        .priority
+        .as_ref()
+        .and_then(|p| map.get(p))
+        .and_then(Value::as_f64);
+    Ok(Document {
+        id,
+        url,
+        body,
+        priority,
+    })
+}
+
+struct WarcRecord {
+    rtype: String,
+    id: Option<String>,
+    uri: Option<String>,
+    body: Vec<u8>,
+}
+
+/// Reads one WARC record; `Ok(None)` at a clean end of input, `Err(reason)` when the
+/// input is malformed or cut.
+fn read_warc_record(
+    r: &mut (dyn BufRead + Send),
+    offset: &mut u64,
+) -> std::result::Result<Option<WarcRecord>, String> {
+    let mut line = Vec::new();
+    // Skip blank lines between records.
+    loop {
+        line.clear();
+        let n = r
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("unreadable: {e}"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        *offset += n as u64;
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
+    if !line.starts_with(b"WARC/") {
+        return Err(format!(
+            "expected a WARC version line, found {:?}",
+            String::from_utf8_lossy(&line[..line.len().min(40)])
+        ));
+    }
+    let (mut rtype, mut id, mut uri, mut len) = (String::new(), None, None, None);
+    loop {
+        line.clear();
+        let n = r
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("unreadable header: {e}"))?;
+        if n == 0 {
+            return Err("input ends inside a WARC header".into());
+        }
+        *offset += n as u64;
+        let l = String::from_utf8_lossy(&line);
+        let l = l.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            let v = v.trim();
+            match k.trim().to_ascii_lowercase().as_str() {
+                "warc-type" => rtype = v.to_string(),
+                "warc-record-id" => id = Some(v.trim_matches(['<', '>']).to_string()),
+                "warc-target-uri" => uri = Some(v.trim_matches(['<', '>']).to_string()),
+                "content-length" => len = v.parse::<u64>().ok(),
+                _ => {}
+            }
+        }
+    }
+    let len = len.ok_or("WARC record without a valid Content-Length")?;
+    if len > 1 << 32 {
+        return Err(format!("WARC record of {len} bytes is too large"));
+    }
+    let mut body = Vec::with_capacity(len.min(1 << 24) as usize);
+    let got = r
+        .take(len)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("unreadable body: {e}"))?;
+    *offset += got as u64;
+    if (got as u64) < len {
+        return Err(format!(
+            "input ends inside a WARC record body ({got} of {len} bytes)"
+        ));
+    }
+    Ok(Some(WarcRecord {
+        rtype,
+        id,
+        uri,
+        body,
+    }))
+}
+
+/// The payload of an HTTP response (after the header block), or the whole body when it
+/// does not start with an HTTP status line.
+fn http_payload(body: &[u8]) -> std::result::Result<&[u8], String> {
+    if !body.starts_with(b"HTTP/") {
+        return Ok(body);
+    }
+    if let Some(p) = memchr::memmem::find(body, b"\r\n\r\n") {
+        return Ok(&body[p + 4..]);
+    }
+    if let Some(p) = memchr::memmem::find(body, b"\n\n") {
+        return Ok(&body[p + 2..]);
+    }
+    Err("HTTP response without the end of its headers".into())
+}
+
+/// A file written atomically: data goes to a temporary file in the same directory,
+/// which replaces `path` only on [`commit`](Self::commit). Dropped uncommitted, the
+/// temporary file is removed and `path` is untouched.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: tempfile::NamedTempFile,
+    w: std::io::BufWriter<File>,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".neardup-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(&path, e))?;
+        let w = std::io::BufWriter::with_capacity(
+            1 << 20,
+            tmp.reopen().map_err(|e| Error::io(&path, e))?,
+        );
+        Ok(AtomicFile { path, tmp, w })
+    }
+
+    /// Flushes, syncs and renames over the destination.
+    pub fn commit(self) -> Result<()> {
+        let AtomicFile { path, tmp, w } = self;
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io(&path, e))?;
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}

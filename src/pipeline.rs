@@ -1,0 +1,867 @@
+//! The two-stage pipeline (seed 003 FIG. 3–4): the one entry point most users need.
+//!
+//! ```text
+//! documents ─► sketches (parallel, streaming: text dropped once sketched)
+//!           ─► exact-duplicate pre-pass (128-bit fingerprint of the term sequence)
+//!           ─► stage one: candidates (≥ r of m' supershingles by default)
+//!           ─► stage two: filter (Charikar agreement ≥ threshold by default)
+//!           ─► optional high-recall union (Charikar agreement ≥ a higher threshold)
+//!           ─► union-find clusters, representatives, kept set
+//! ```
+//!
+//! Every input record ends in exactly one [`Fate`]: kept, exact duplicate of a named
+//! record, near duplicate of a named record, or rejected with a reason; the result
+//! checks `read = kept + exact + near + rejected`.
+
+use crate::candidates::{
+    BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles,
+};
+use crate::charikar::agreement;
+use crate::cluster::{representative, Cluster, ClusterMode, ClusterStats, Keep, UnionFind};
+use crate::document::Document;
+use crate::error::{check_range, Error, Result};
+use crate::filter::{CharikarFilter, PairFilter};
+use crate::sketch::{Scratch, Sketch, SketchConfig, Sketcher, Sketches};
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A record that could not be used, with the reason; it keeps its input position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The record's id, when it could be read.
+    pub id: Option<String>,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
+/// What happened to one input record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fate", rename_all = "snake_case")]
+pub enum Fate {
+    /// Kept (a representative or a unique document).
+    Kept,
+    /// Dropped: same normalized term sequence as record `of`.
+    ExactDuplicate {
+        /// Ordinal of the record it duplicates.
+        of: u32,
+    },
+    /// Dropped: near-duplicate; `of` is its cluster's representative.
+    NearDuplicate {
+        /// Ordinal of the representative.
+        of: u32,
+    },
+    /// Rejected.
+    Rejected {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How a pair was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairKind {
+    /// Equal exact fingerprints.
+    Exact,
+    /// Stage one candidate that passed stage two.
+    Near,
+    /// Found only by the high-recall union.
+    HighRecall,
+}
+
+/// A verified pair of records (ordinals `a < b`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pair {
+    /// First record.
+    pub a: u32,
+    /// Second record.
+    pub b: u32,
+    /// How it was found.
+    pub kind: PairKind,
+    /// Agreeing supershingles.
+    pub shared_supershingles: u32,
+    /// Agreeing Charikar bits.
+    pub agreement: u32,
+}
+
+/// Counters and timings of a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    /// Records read.
+    pub read: u64,
+    /// Records kept.
+    pub kept: u64,
+    /// Records dropped as exact duplicates.
+    pub exact_duplicates: u64,
+    /// Records dropped as near duplicates.
+    pub near_duplicates: u64,
+    /// Records rejected.
+    pub rejected: u64,
+    /// Bytes of document bodies sketched.
+    pub bytes: u64,
+    /// Groups of exact duplicates (with at least two members).
+    pub exact_groups: u64,
+    /// Stage one counters.
+    pub candidates: CandidateStats,
+    /// Candidates that passed stage two.
+    pub verified: u64,
+    /// Pairs added by the high-recall union that stage two did not have.
+    pub high_recall_added: u64,
+    /// Members removed from clusters by [`ClusterMode::Verified`].
+    pub unchained: u64,
+    /// Cluster sizes.
+    pub clusters: ClusterStats,
+    /// Seconds per stage.
+    pub seconds: Timings,
+}
+
+/// Seconds spent per stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Reading and sketching.
+    pub sketch: f64,
+    /// Exact-duplicate pre-pass.
+    pub exact: f64,
+    /// Stage one.
+    pub candidates: f64,
+    /// Stage two.
+    pub filter: f64,
+    /// High-recall union.
+    pub high_recall: f64,
+    /// Union-find and representatives.
+    pub cluster: f64,
+    /// Whole run.
+    pub total: f64,
+}
+
+/// The result of [`Pipeline::run`].
+#[derive(Debug, Clone)]
+pub struct Dedup {
+    /// Record ids by ordinal.
+    pub ids: Vec<String>,
+    /// Each record's fate, by ordinal.
+    pub fates: Vec<Fate>,
+    /// Verified pairs: exact pairs (member, representative of its exact group) and near
+    /// pairs, sorted by `(a, b)`.
+    pub pairs: Vec<Pair>,
+    /// Clusters of two or more records (exact duplicates included), ordered by their
+    /// smallest member.
+    pub clusters: Vec<Cluster>,
+    /// Ordinals of the kept records.
+    pub kept: RoaringBitmap,
+    /// The sketches by ordinal (rejected records have an all-zero sketch).
+    pub sketches: Sketches,
+    /// Counters and timings.
+    pub stats: Stats,
+}
+
+impl Dedup {
+    /// Checks that every record has exactly one fate and that the counts add up.
+    pub fn check_accounting(&self) -> Result<()> {
+        let s = &self.stats;
+        if s.read != s.kept + s.exact_duplicates + s.near_duplicates + s.rejected
+            || self.fates.len() as u64 != s.read
+            || self.kept.len() != s.kept
+        {
+            return Err(Error::Config(format!(
+                "accounting broken: read {} != kept {} + exact {} + near {} + rejected {}",
+                s.read, s.kept, s.exact_duplicates, s.near_duplicates, s.rejected
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Named parameter sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Seed 003's parameters: 8-term shingles, 84 min-values, 6 supershingles of 14,
+    /// r = 2, 384 Charikar bits, agreement ≥ 372. A precision instrument for
+    /// near-identical pages.
+    #[default]
+    Paper,
+    /// Tuned for recall of looser near-duplicates on the development set (see the
+    /// README's accuracy report): shorter shingles, more, smaller supershingles, one
+    /// shared supershingle, a lower Charikar threshold and the high-recall union.
+    Recall,
+}
+
+/// Progress of a run, passed to the callback of [`PipelineBuilder::on_progress`].
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Records read so far.
+    pub records: u64,
+    /// Body bytes sketched so far.
+    pub bytes: u64,
+}
+
+type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Builder of a [`Pipeline`]. Every setter documents its default; [`build`](Self::build)
+/// validates.
+#[derive(Clone)]
+pub struct PipelineBuilder {
+    sketch: SketchConfig,
+    min_shared: usize,
+    charikar_threshold: Option<u32>,
+    high_recall: Option<u32>,
+    cluster_mode: ClusterMode,
+    keep: Keep,
+    limits: BucketLimits,
+    threads: Option<usize>,
+    max_document_bytes: usize,
+    chunk_records: usize,
+    candidates: Option<Arc<dyn CandidateGenerator>>,
+    filter: Option<Arc<dyn PairFilter>>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for PipelineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PipelineBuilder")
+            .field("sketch", &self.sketch)
+            .field("min_shared", &self.min_shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PipelineBuilder {
+    fn default() -> Self {
+        PipelineBuilder {
+            sketch: SketchConfig::default(),
+            min_shared: 2,
+            charikar_threshold: None,
+            high_recall: None,
+            cluster_mode: ClusterMode::Transitive,
+            keep: Keep::First,
+            limits: BucketLimits::default(),
+            threads: None,
+            max_document_bytes: 64 << 20,
+            chunk_records: 4096,
+            candidates: None,
+            filter: None,
+            progress: None,
+        }
+    }
+}
+
+impl PipelineBuilder {
+    /// Applies a preset's settings (sketch settings included). By default
+    /// [`Preset::Paper`].
+    pub fn preset(&mut self, preset: Preset) -> &mut Self {
+        match preset {
+            Preset::Paper => {
+                let seed = self.sketch.seed;
+                self.sketch = SketchConfig {
+                    seed,
+                    ..SketchConfig::default()
+                };
+                self.min_shared = 2;
+                self.charikar_threshold = None;
+                self.high_recall = None;
+            }
+            Preset::Recall => {
+                self.sketch.shingle_size = RECALL.shingle_size;
+                self.sketch.minhashes = RECALL.minhashes;
+                self.sketch.supershingles = RECALL.supershingles;
+                self.sketch.charikar_bits = 384;
+                self.min_shared = RECALL.min_shared;
+                self.charikar_threshold = Some(RECALL.charikar_threshold);
+                self.high_recall = Some(RECALL.high_recall);
+            }
+        }
+        self
+    }
+
+    /// The sketch settings (tokenizer, shingles, min-hashing, projections). By default
+    /// [`SketchConfig::default`], the paper's.
+    pub fn sketch_config(&mut self, config: SketchConfig) -> &mut Self {
+        self.sketch = config;
+        self
+    }
+
+    /// Mutable access to the sketch settings, for changing one of them.
+    pub fn sketch_config_mut(&mut self) -> &mut SketchConfig {
+        &mut self.sketch
+    }
+
+    /// Stage one: minimum agreeing supershingles `r`, inclusive, 1..=m'. By default 2
+    /// (seed 003).
+    pub fn min_shared(&mut self, r: usize) -> &mut Self {
+        self.min_shared = r;
+        self
+    }
+
+    /// Stage two: minimum Charikar agreement in bits, inclusive. By default 372 for 384
+    /// bits (seed 003), scaled to `round(372/384 · b)` for other `b`.
+    pub fn charikar_threshold(&mut self, bits: u32) -> &mut Self {
+        self.charikar_threshold = Some(bits);
+        self
+    }
+
+    /// High-recall union (seed 003, end of §4.2.3): also report every pair whose
+    /// Charikar agreement is at least `bits`, inclusive, found by the block pigeonhole
+    /// index. Must be at least the stage-two threshold. By default off.
+    pub fn high_recall(&mut self, bits: Option<u32>) -> &mut Self {
+        self.high_recall = bits;
+        self
+    }
+
+    /// How verified pairs become clusters. By default [`ClusterMode::Transitive`].
+    pub fn cluster_mode(&mut self, mode: ClusterMode) -> &mut Self {
+        self.cluster_mode = mode;
+        self
+    }
+
+    /// Which member of a cluster is kept. By default [`Keep::First`].
+    pub fn keep(&mut self, keep: Keep) -> &mut Self {
+        self.keep = keep;
+        self
+    }
+
+    /// Big-bucket limits of stage one (see [`crate::candidates`]). By default 1000
+    /// members and a window of 8.
+    pub fn bucket_limits(&mut self, limits: BucketLimits) -> &mut Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Worker threads: 1..=1024. By default rayon's global pool (one per core).
+    pub fn threads(&mut self, n: Option<usize>) -> &mut Self {
+        self.threads = n;
+        self
+    }
+
+    /// Documents with a longer body are rejected ("document too large"). By default
+    /// 64 MiB; 1..=4 GiB.
+    pub fn max_document_bytes(&mut self, n: usize) -> &mut Self {
+        self.max_document_bytes = n;
+        self
+    }
+
+    /// Records sketched per parallel batch; bounds the text held in memory. By default
+    /// 4096; 1..=1000000.
+    pub fn chunk_records(&mut self, n: usize) -> &mut Self {
+        self.chunk_records = n;
+        self
+    }
+
+    /// Replaces stage one. By default [`Supershingles`] with `r` = [`min_shared`](Self::min_shared).
+    pub fn candidates(&mut self, generator: Arc<dyn CandidateGenerator>) -> &mut Self {
+        self.candidates = Some(generator);
+        self
+    }
+
+    /// Replaces stage two. By default [`CharikarFilter`] with the configured threshold.
+    pub fn filter(&mut self, filter: Arc<dyn PairFilter>) -> &mut Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// A callback called after each sketched batch (for progress bars). By default none.
+    pub fn on_progress(&mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> &mut Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Validates the settings and builds the pipeline.
+    pub fn build(&self) -> Result<Pipeline> {
+        self.sketch.validate()?;
+        let b = self.sketch.charikar_bits as u64;
+        check_range(
+            "min_shared",
+            self.min_shared as u64,
+            1,
+            self.sketch.supershingles as u64,
+        )?;
+        let threshold = self
+            .charikar_threshold
+            .unwrap_or(((372 * b + 192) / 384) as u32);
+        check_range("charikar_threshold", threshold as u64, 0, b)?;
+        if let Some(h) = self.high_recall {
+            check_range("high_recall", h as u64, threshold as u64, b)?;
+        }
+        check_range(
+            "max_bucket",
+            self.limits.max_bucket as u64,
+            2,
+            u32::MAX as u64,
+        )?;
+        check_range("window", self.limits.window as u64, 0, 1 << 20)?;
+        check_range(
+            "max_document_bytes",
+            self.max_document_bytes as u64,
+            1,
+            4 << 30,
+        )?;
+        check_range("chunk_records", self.chunk_records as u64, 1, 1_000_000)?;
+        let pool = match self.threads {
+            Some(n) => {
+                check_range("threads", n as u64, 1, 1024)?;
+                Some(Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .map_err(|e| Error::Config(e.to_string()))?,
+                ))
+            }
+            None => None,
+        };
+        Ok(Pipeline {
+            sketcher: Sketcher::new(self.sketch.clone())?,
+            candidates: self.candidates.clone().unwrap_or_else(|| {
+                Arc::new(Supershingles {
+                    min_shared: self.min_shared,
+                    limits: self.limits,
+                })
+            }),
+            filter: self.filter.clone().unwrap_or_else(|| {
+                Arc::new(CharikarFilter {
+                    min_agreement: threshold,
+                })
+            }),
+            threshold,
+            high_recall: self.high_recall,
+            cluster_mode: self.cluster_mode,
+            keep: self.keep,
+            limits: self.limits,
+            max_document_bytes: self.max_document_bytes,
+            chunk_records: self.chunk_records,
+            pool,
+            progress: self.progress.clone(),
+        })
+    }
+}
+
+/// Settings of [`Preset::Recall`].
+struct RecallSettings {
+    shingle_size: usize,
+    minhashes: usize,
+    supershingles: usize,
+    min_shared: usize,
+    charikar_threshold: u32,
+    high_recall: u32,
+}
+
+const RECALL: RecallSettings = RecallSettings {
+    shingle_size: 4,
+    minhashes: 84,
+    supershingles: 42,
+    min_shared: 1,
+    charikar_threshold: 300,
+    high_recall: 340,
+};
+
+/// A configured two-stage near-duplicate filter. Build one with [`Pipeline::builder`].
+///
+/// # Examples
+///
+/// ```
+/// use neardup::{Document, Pipeline};
+/// let base = "the quick brown fox jumps over the lazy dog while the cat sleeps on the mat \
+///             and the bird sings in the tree near the river bank every single morning";
+/// let docs = vec![
+///     Document::text("a", base),
+///     Document::text("b", format!("{base} today")),
+///     Document::text("c", "an entirely different text about sketching documents at scale"),
+/// ];
+/// let dedup = Pipeline::builder().build()?.run(docs)?;
+/// assert_eq!(dedup.kept.len(), 2); // "b" is a near-duplicate of "a"
+/// # Ok::<(), neardup::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Pipeline {
+    sketcher: Sketcher,
+    candidates: Arc<dyn CandidateGenerator>,
+    filter: Arc<dyn PairFilter>,
+    threshold: u32,
+    high_recall: Option<u32>,
+    cluster_mode: ClusterMode,
+    keep: Keep,
+    limits: BucketLimits,
+    max_document_bytes: usize,
+    chunk_records: usize,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("sketch", self.sketcher.config())
+            .field("candidates", &self.candidates.name())
+            .field("filter", &self.filter.name())
+            .field("high_recall", &self.high_recall)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the pipeline keeps of a record after sketching it.
+struct Meta {
+    id: String,
+    priority: Option<f64>,
+    rejected: Option<String>,
+}
+
+impl Pipeline {
+    /// A builder with the paper defaults.
+    pub fn builder() -> PipelineBuilder {
+        PipelineBuilder::default()
+    }
+
+    /// The sketcher (settings, tokenizer).
+    pub fn sketcher(&self) -> &Sketcher {
+        &self.sketcher
+    }
+
+    /// The stage-two threshold in effect (agreeing Charikar bits, inclusive).
+    pub fn charikar_threshold(&self) -> u32 {
+        self.threshold
+    }
+
+    /// The high-recall threshold, if on.
+    pub fn high_recall_threshold(&self) -> Option<u32> {
+        self.high_recall
+    }
+
+    /// A short description of stage one and stage two.
+    pub fn describe(&self) -> (String, String) {
+        (self.candidates.name(), self.filter.name())
+    }
+
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Runs the pipeline over documents.
+    pub fn run<I>(&self, docs: I) -> Result<Dedup>
+    where
+        I: IntoIterator<Item = Document>,
+    {
+        self.run_records(docs.into_iter().map(Ok))
+    }
+
+    /// Runs the pipeline over records, some of which may already be rejected by the
+    /// reader; rejected records keep their position and are accounted for.
+    pub fn run_records<I>(&self, records: I) -> Result<Dedup>
+    where
+        I: IntoIterator<Item = std::result::Result<Document, Rejection>>,
+    {
+        self.run_with(records, |r| r)
+    }
+
+    /// Runs the pipeline over items of any type that `parse` turns into documents (or
+    /// rejections) inside the parallel sketching stage, so that parsing (e.g. JSON) is
+    /// spread over the threads too.
+    pub fn run_with<T, I, F>(&self, records: I, parse: F) -> Result<Dedup>
+    where
+        T: Send,
+        I: IntoIterator<Item = T>,
+        F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
+    {
+        let start = Instant::now();
+        let cfg = self.sketcher.config();
+        let mut sketches = Sketches::new(cfg);
+        let mut meta: Vec<Meta> = Vec::new();
+        let mut bytes = 0u64;
+        let empty = Sketch {
+            supershingles: vec![0; cfg.supershingles],
+            charikar: vec![0; cfg.charikar_bits / 64],
+            simhash: 0,
+            exact: 0,
+            terms: 0,
+        };
+        let mut batch: Vec<T> = Vec::with_capacity(self.chunk_records);
+        let mut iter = records.into_iter();
+        loop {
+            batch.clear();
+            batch.extend(iter.by_ref().take(self.chunk_records));
+            if batch.is_empty() {
+                break;
+            }
+            let max = self.max_document_bytes;
+            let done: Vec<(Meta, Option<Sketch>, u64)> = self.install(|| {
+                batch
+                    .par_drain(..)
+                    .map_init(Scratch::default, |scratch, rec| match parse(rec) {
+                        Err(r) => (
+                            Meta {
+                                id: r.id.unwrap_or_default(),
+                                priority: None,
+                                rejected: Some(r.reason),
+                            },
+                            None,
+                            0,
+                        ),
+                        Ok(doc) if doc.body.len() > max => (
+                            Meta {
+                                id: doc.id.clone(),
+                                priority: None,
+                                rejected: Some(format!(
+                                    "document too large: {} bytes > {max}",
+                                    doc.body.len()
+                                )),
+                            },
+                            None,
+                            0,
+                        ),
+                        Ok(doc) => {
+                            let s = self.sketcher.sketch_with(&doc, scratch);
+                            let rejected =
+                                (s.terms == 0).then(|| "empty document: no terms".to_string());
+                            let len = doc.body.len() as u64;
+                            (
+                                Meta {
+                                    id: doc.id,
+                                    priority: doc.priority,
+                                    rejected,
+                                },
+                                Some(s),
+                                len,
+                            )
+                        }
+                    })
+                    .collect()
+            });
+            for (m, s, b) in done {
+                bytes += b;
+                sketches.push(
+                    s.as_ref()
+                        .filter(|_| m.rejected.is_none())
+                        .unwrap_or(&empty),
+                );
+                meta.push(m);
+            }
+            if let Some(p) = &self.progress {
+                p(Progress {
+                    records: meta.len() as u64,
+                    bytes,
+                });
+            }
+        }
+        let sketch_time = start.elapsed();
+        let mut d = self.install(|| self.dedup_sketched(meta, sketches))?;
+        d.stats.bytes = bytes;
+        d.stats.seconds.sketch = sketch_time.as_secs_f64();
+        d.stats.seconds.total = start.elapsed().as_secs_f64();
+        Ok(d)
+    }
+
+    fn dedup_sketched(&self, meta: Vec<Meta>, sketches: Sketches) -> Result<Dedup> {
+        let n = meta.len();
+        if n > u32::MAX as usize {
+            return Err(Error::Config(format!(
+                "{n} records exceed the limit of {} per run",
+                u32::MAX
+            )));
+        }
+        let mut stats = Stats {
+            read: n as u64,
+            ..Stats::default()
+        };
+        let mut fates: Vec<Fate> = Vec::with_capacity(n);
+        let mut ids = Vec::with_capacity(n);
+        let mut priority = Vec::with_capacity(n);
+        for m in meta {
+            fates.push(match m.rejected {
+                Some(reason) => Fate::Rejected { reason },
+                None => Fate::Kept,
+            });
+            ids.push(m.id);
+            priority.push(m.priority);
+        }
+        let terms: Vec<u32> = (0..n).map(|i| sketches.get(i).terms).collect();
+
+        // Exact-duplicate pre-pass.
+        let t = Instant::now();
+        let mut by_exact: Vec<(u128, u32)> = (0..n as u32)
+            .filter(|&i| matches!(fates[i as usize], Fate::Kept))
+            .map(|i| (sketches.get(i as usize).exact, i))
+            .collect();
+        by_exact.par_sort_unstable();
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut active: Vec<u32> = Vec::new();
+        // Exact group of each active representative: (rep, members) for groups ≥ 2.
+        let mut exact_group: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut i = 0;
+        while i < by_exact.len() {
+            let mut j = i + 1;
+            while j < by_exact.len() && by_exact[j].0 == by_exact[i].0 {
+                j += 1;
+            }
+            let members: Vec<u32> = by_exact[i..j].iter().map(|p| p.1).collect();
+            let rep = representative(&members, self.keep, &terms, &priority);
+            active.push(rep);
+            if members.len() > 1 {
+                stats.exact_groups += 1;
+                for &m in &members {
+                    if m != rep {
+                        fates[m as usize] = Fate::ExactDuplicate { of: rep };
+                        pairs.push(self.pair(&sketches, rep, m, PairKind::Exact));
+                    }
+                }
+                exact_group.push((rep, members));
+            }
+            i = j;
+        }
+        active.sort_unstable();
+        let t_exact = t.elapsed();
+
+        // Stage one.
+        let t = Instant::now();
+        let candidates = self
+            .candidates
+            .candidates(&sketches, &active, &mut stats.candidates);
+        let t_cand = t.elapsed();
+
+        // Stage two.
+        let t = Instant::now();
+        let near: Vec<(u32, u32)> = candidates
+            .par_iter()
+            .copied()
+            .filter(|&(a, b)| {
+                self.filter
+                    .accept(sketches.get(a as usize), sketches.get(b as usize))
+            })
+            .collect();
+        stats.verified = near.len() as u64;
+        let t_filter = t.elapsed();
+
+        // High-recall union.
+        let t = Instant::now();
+        let mut extra: Vec<(u32, u32)> = Vec::new();
+        if let Some(h) = self.high_recall {
+            let bits = self.sketcher.config().charikar_bits as u32;
+            let gen = CharikarBlocks {
+                max_distance: bits - h,
+                limits: self.limits,
+            };
+            let found = gen.candidates(&sketches, &active, &mut CandidateStats::default());
+            extra = found
+                .into_iter()
+                .filter(|p| near.binary_search(p).is_err())
+                .collect();
+            stats.high_recall_added = extra.len() as u64;
+        }
+        let t_hr = t.elapsed();
+
+        // Clusters.
+        let t = Instant::now();
+        let mut uf = UnionFind::new(n);
+        for &(a, b) in near.iter().chain(&extra) {
+            uf.union(a, b);
+        }
+        let mut groups = uf.groups();
+        // Near pairs that the filter accepts, for verified mode.
+        let accepts = |a: u32, b: u32| {
+            let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
+            self.filter.accept(x, y)
+                || self
+                    .high_recall
+                    .is_some_and(|h| agreement(x.charikar, y.charikar) >= h)
+        };
+        if self.cluster_mode == ClusterMode::Verified {
+            for g in &mut groups {
+                let rep = representative(g, self.keep, &terms, &priority);
+                let before = g.len();
+                g.retain(|&m| m == rep || accepts(rep, m));
+                stats.unchained += (before - g.len()) as u64;
+            }
+            groups.retain(|g| g.len() > 1);
+        }
+        let exact_of: std::collections::HashMap<u32, &Vec<u32>> =
+            exact_group.iter().map(|(r, m)| (*r, m)).collect();
+        let mut clusters: Vec<Cluster> = Vec::with_capacity(groups.len() + exact_group.len());
+        let mut in_near_cluster = vec![false; n];
+        for g in &groups {
+            let rep = representative(g, self.keep, &terms, &priority);
+            let mut members = Vec::new();
+            for &m in g {
+                in_near_cluster[m as usize] = true;
+                if m != rep {
+                    fates[m as usize] = Fate::NearDuplicate { of: rep };
+                }
+                match exact_of.get(&m) {
+                    Some(ms) => members.extend_from_slice(ms),
+                    None => members.push(m),
+                }
+            }
+            members.sort_unstable();
+            clusters.push(Cluster {
+                representative: rep,
+                members,
+            });
+        }
+        for (rep, members) in &exact_group {
+            if !in_near_cluster[*rep as usize] {
+                clusters.push(Cluster {
+                    representative: *rep,
+                    members: members.clone(),
+                });
+            }
+        }
+        clusters.sort_unstable_by_key(|c| c.members[0]);
+        for &(a, b) in &near {
+            pairs.push(self.pair(&sketches, a, b, PairKind::Near));
+        }
+        for &(a, b) in &extra {
+            pairs.push(self.pair(&sketches, a, b, PairKind::HighRecall));
+        }
+        pairs.sort_unstable_by_key(|p| (p.a, p.b));
+        let mut kept = RoaringBitmap::new();
+        for (i, f) in fates.iter().enumerate() {
+            match f {
+                Fate::Kept => {
+                    kept.insert(i as u32);
+                    stats.kept += 1;
+                }
+                Fate::ExactDuplicate { .. } => stats.exact_duplicates += 1,
+                Fate::NearDuplicate { .. } => stats.near_duplicates += 1,
+                Fate::Rejected { .. } => stats.rejected += 1,
+            }
+        }
+        stats.clusters = ClusterStats::of(&clusters);
+        let t_cluster = t.elapsed();
+        stats.seconds = Timings {
+            exact: t_exact.as_secs_f64(),
+            candidates: t_cand.as_secs_f64(),
+            filter: t_filter.as_secs_f64(),
+            high_recall: t_hr.as_secs_f64(),
+            cluster: t_cluster.as_secs_f64(),
+            ..Timings::default()
+        };
+        let d = Dedup {
+            ids,
+            fates,
+            pairs,
+            clusters,
+            kept,
+            sketches,
+            stats,
+        };
+        d.check_accounting()?;
+        Ok(d)
+    }
+
+    fn pair(&self, sk: &Sketches, a: u32, b: u32, kind: PairKind) -> Pair {
+        let (a, b) = (a.min(b), a.max(b));
+        let (x, y) = (sk.get(a as usize), sk.get(b as usize));
+        Pair {
+            a,
+            b,
+            kind,
+            shared_supershingles: crate::broder::shared_supershingles(
+                x.supershingles,
+                y.supershingles,
+            ) as u32,
+            agreement: agreement(x.charikar, y.charikar),
+        }
+    }
+}
