@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod shingle;
 pub mod simd;
 pub mod sketch;
+pub mod synth;
 pub mod tokenize;
 
 pub use document::{Body, Document};

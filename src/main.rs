@@ -42,6 +42,35 @@ enum Command {
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
     Pair(PairArgs),
+    /// Generate a corpus with planted near-duplicates and its ground truth.
+    #[command(after_help = "Example (the bundled demo corpus):
+  neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
+    Synth(SynthArgs),
+}
+
+#[derive(Args)]
+struct SynthArgs {
+    /// Base documents.
+    #[arg(long, default_value_t = 1000)]
+    base: usize,
+    /// Fewest words per base document.
+    #[arg(long, default_value_t = 150)]
+    min_words: usize,
+    /// Most words per base document.
+    #[arg(long, default_value_t = 600)]
+    max_words: usize,
+    /// Share of base documents that get variants.
+    #[arg(long, default_value_t = 0.3)]
+    duplicate_rate: f64,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output JSONL (`-` for standard output).
+    #[arg(short, long, default_value = "-")]
+    output: String,
+    /// Write the planted pairs here as JSONL: base, variant, kind.
+    #[arg(long)]
+    truth: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum, Deserialize)]
@@ -271,6 +300,7 @@ fn main() {
     let result = match cli.command {
         Command::Dedup(a) => dedup(a),
         Command::Pair(a) => pair(a),
+        Command::Synth(a) => synth(a),
     };
     if let Err(e) = result {
         eprintln!("neardup: error: {e:#}");
@@ -562,6 +592,9 @@ fn dedup(args: DedupArgs) -> Result<()> {
             s.seconds.cluster,
             peak_memory().unwrap_or(0) as f64 / 1e6
         );
+        if args.inputs.is_empty() {
+            eprintln!("  (this was the bundled demo corpus, fixtures/demo.jsonl; `neardup dedup FILE...` runs on yours)");
+        }
         if args.output.is_none() {
             eprintln!("  (no -o/--output given: kept records not written)");
         }
@@ -711,6 +744,29 @@ fn pair(args: PairArgs) -> Result<()> {
             yn((broder_ok && charikar_ok) || high_recall_ok),
             yn(high_recall_ok)
         );
+    }
+    Ok(())
+}
+
+fn synth(args: SynthArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&args.duplicate_rate) || args.min_words == 0 || args.min_words > args.max_words {
+        bail!("need 0 <= --duplicate-rate <= 1 and 1 <= --min-words <= --max-words");
+    }
+    let corpus = neardup::synth::generate(&neardup::synth::SynthConfig {
+        base_documents: args.base,
+        words: (args.min_words, args.max_words),
+        duplicate_rate: args.duplicate_rate,
+        seed: args.seed,
+        ..Default::default()
+    });
+    let mut out = Output::open(&args.output)?;
+    for d in &corpus.documents {
+        serde_json::to_writer(&mut out, &doc_json(d))?;
+        out.write_all(b"\n")?;
+    }
+    out.finish()?;
+    if let Some(t) = &args.truth {
+        write_jsonl(t, corpus.truth.iter())?;
     }
     Ok(())
 }

@@ -10,8 +10,9 @@
 //! ```
 //!
 //! Every input record ends in exactly one [`Fate`]: kept, exact duplicate of a named
-//! record, near duplicate of a named record, or rejected with a reason; the result
-//! checks `read = kept + exact + near + rejected`.
+//! record, near duplicate of a named record, or rejected with a reason (unreadable,
+//! too large, no terms, or an id already used by an earlier record); the result checks
+//! `read = kept + exact + near + rejected`.
 
 use crate::candidates::{
     BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles,
@@ -677,6 +678,19 @@ impl Pipeline {
             ids.push(m.id);
             priority.push(m.priority);
         }
+        // Ids name records in every output, so a repeated id is rejected.
+        let mut first_with_id: ahash::AHashMap<&str, u32> = ahash::AHashMap::with_capacity(n);
+        for (i, id) in ids.iter().enumerate() {
+            if id.is_empty() || !matches!(fates[i], Fate::Kept) {
+                continue;
+            }
+            if let Some(&first) = first_with_id.get(id.as_str()) {
+                fates[i] = Fate::Rejected { reason: format!("duplicate id (first used by record {first})") };
+            } else {
+                first_with_id.insert(id, i as u32);
+            }
+        }
+        drop(first_with_id);
         let terms: Vec<u32> = (0..n).map(|i| sketches.get(i).terms).collect();
 
         // Exact-duplicate pre-pass.
