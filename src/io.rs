@@ -704,6 +704,14 @@ impl AtomicFile {
             .prefix(".neardup-")
             .tempfile_in(dir)
             .map_err(|e| Error::io(&path, e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // An ordinary output file (rw-r--r--), not a private temporary one.
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| Error::io(&path, e))?;
+        }
         let w = std::io::BufWriter::with_capacity(
             1 << 20,
             tmp.reopen().map_err(|e| Error::io(&path, e))?,

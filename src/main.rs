@@ -749,7 +749,10 @@ fn pair(args: PairArgs) -> Result<()> {
 }
 
 fn synth(args: SynthArgs) -> Result<()> {
-    if !(0.0..=1.0).contains(&args.duplicate_rate) || args.min_words == 0 || args.min_words > args.max_words {
+    if !(0.0..=1.0).contains(&args.duplicate_rate)
+        || args.min_words == 0
+        || args.min_words > args.max_words
+    {
         bail!("need 0 <= --duplicate-rate <= 1 and 1 <= --min-words <= --max-words");
     }
     let corpus = neardup::synth::generate(&neardup::synth::SynthConfig {

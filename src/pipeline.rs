@@ -685,7 +685,9 @@ impl Pipeline {
                 continue;
             }
             if let Some(&first) = first_with_id.get(id.as_str()) {
-                fates[i] = Fate::Rejected { reason: format!("duplicate id (first used by record {first})") };
+                fates[i] = Fate::Rejected {
+                    reason: format!("duplicate id (first used by record {first})"),
+                };
             } else {
                 first_with_id.insert(id, i as u32);
             }

@@ -124,14 +124,23 @@ pub fn generate(cfg: &SynthConfig) -> Corpus {
         if rng.random::<f64>() < cfg.duplicate_rate {
             let k = rng.random_range(1..=cfg.max_variants.max(1));
             for v in 0..k {
-                let kind = ["exact", "mirror", "edit", "timestamp", "header", "rebrand"][rng.random_range(0..6)];
+                let kind = ["exact", "mirror", "edit", "timestamp", "header", "rebrand"]
+                    [rng.random_range(0..6)];
                 let vid = format!("{id}-v{v}");
                 let (vtext, vurl) = match kind {
                     "exact" => (text.clone(), url.clone()),
-                    "mirror" => (text.clone(), format!("http://mirror{}.example/page/{i}.html", rng.random_range(0..3))),
+                    "mirror" => (
+                        text.clone(),
+                        format!(
+                            "http://mirror{}.example/page/{i}.html",
+                            rng.random_range(0..3)
+                        ),
+                    ),
                     "edit" => {
                         let mut w = words.clone();
-                        let e = rng.random_range(cfg.edit_words.0..=cfg.edit_words.1.max(cfg.edit_words.0));
+                        let e = rng.random_range(
+                            cfg.edit_words.0..=cfg.edit_words.1.max(cfg.edit_words.0),
+                        );
                         for _ in 0..e {
                             let p = rng.random_range(0..w.len());
                             w[p] = draw(&mut rng);
@@ -139,22 +148,42 @@ pub fn generate(cfg: &SynthConfig) -> Corpus {
                         (join(&vocab, &w), url.clone())
                     }
                     "timestamp" => (
-                        format!("{text} Updated 2024-{:02}-{:02}", rng.random_range(1..13), rng.random_range(1..29)),
+                        format!(
+                            "{text} Updated 2024-{:02}-{:02}",
+                            rng.random_range(1..13),
+                            rng.random_range(1..29)
+                        ),
                         url.clone(),
                     ),
-                    "header" => (format!("Home > {} > Page {i}. {text}", vocab[rng.random_range(0..50)]), url.clone()),
+                    "header" => (
+                        format!(
+                            "Home > {} > Page {i}. {text}",
+                            vocab[rng.random_range(0..50)]
+                        ),
+                        url.clone(),
+                    ),
                     _ => {
                         // Rebrand: the document's most frequent word replaced everywhere.
                         let mut counts = std::collections::BTreeMap::new();
                         for &w in &words {
                             *counts.entry(w).or_insert(0usize) += 1;
                         }
-                        let top = counts.iter().max_by_key(|(w, c)| (**c, std::cmp::Reverse(**w))).map_or(0, |(w, _)| *w);
-                        let w: Vec<usize> = words.iter().map(|&x| if x == top { vocab.len() - 1 } else { x }).collect();
+                        let top = counts
+                            .iter()
+                            .max_by_key(|(w, c)| (**c, std::cmp::Reverse(**w)))
+                            .map_or(0, |(w, _)| *w);
+                        let w: Vec<usize> = words
+                            .iter()
+                            .map(|&x| if x == top { vocab.len() - 1 } else { x })
+                            .collect();
                         (join(&vocab, &w), url.clone())
                     }
                 };
-                truth.push(TruthPair { base: id.clone(), variant: vid.clone(), kind });
+                truth.push(TruthPair {
+                    base: id.clone(),
+                    variant: vid.clone(),
+                    kind,
+                });
                 variants.push((i, Document::text(vid, vtext).with_url(vurl)));
             }
         }
@@ -172,7 +201,10 @@ pub fn generate(cfg: &SynthConfig) -> Corpus {
         }
     }
     out.extend(vi.map(|(_, v)| v));
-    Corpus { documents: out, truth }
+    Corpus {
+        documents: out,
+        truth,
+    }
 }
 
 fn join(vocab: &[String], words: &[usize]) -> String {

@@ -1,7 +1,9 @@
 //! The two-stage pipeline on generated corpora with known ground truth, against brute
 //! force, across thread counts, and on the big-bucket trap.
 use neardup::broder::shared_supershingles;
-use neardup::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles};
+use neardup::candidates::{
+    BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles,
+};
 use neardup::charikar::agreement;
 use neardup::cluster::{ClusterMode, Keep};
 use neardup::filter::PairFilter;
@@ -13,20 +15,31 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 fn near_pairs(d: &Dedup) -> BTreeSet<(u32, u32)> {
-    d.pairs.iter().filter(|p| p.kind != PairKind::Exact).map(|p| (p.a, p.b)).collect()
+    d.pairs
+        .iter()
+        .filter(|p| p.kind != PairKind::Exact)
+        .map(|p| (p.a, p.b))
+        .collect()
 }
 
 /// Brute force of "≥ r supershingles and agreement ≥ t" over the exact-duplicate
 /// representatives.
 fn brute_force(d: &Dedup, r: usize, t: u32) -> BTreeSet<(u32, u32)> {
     let active: Vec<u32> = (0..d.fates.len() as u32)
-        .filter(|&i| !matches!(d.fates[i as usize], Fate::ExactDuplicate { .. } | Fate::Rejected { .. }))
+        .filter(|&i| {
+            !matches!(
+                d.fates[i as usize],
+                Fate::ExactDuplicate { .. } | Fate::Rejected { .. }
+            )
+        })
         .collect();
     let mut out = BTreeSet::new();
     for (x, &a) in active.iter().enumerate() {
         for &b in &active[x + 1..] {
             let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
-            if shared_supershingles(sa.supershingles, sb.supershingles) >= r && agreement(sa.charikar, sb.charikar) >= t {
+            if shared_supershingles(sa.supershingles, sb.supershingles) >= r
+                && agreement(sa.charikar, sb.charikar) >= t
+            {
                 out.insert((a, b));
             }
         }
@@ -45,9 +58,18 @@ fn pairs_equal_brute_force_of_the_same_definition() {
         ..SynthConfig::default()
     });
     for &(r, t) in &[(2usize, 372u32), (1, 340), (3, 300), (1, 0)] {
-        let d = Pipeline::builder().min_shared(r).charikar_threshold(t).build().unwrap().run(corpus.documents.clone()).unwrap();
+        let d = Pipeline::builder()
+            .min_shared(r)
+            .charikar_threshold(t)
+            .build()
+            .unwrap()
+            .run(corpus.documents.clone())
+            .unwrap();
         let want = brute_force(&d, r, t);
-        assert!(!want.is_empty(), "r={r} t={t}: the corpus should have pairs");
+        assert!(
+            !want.is_empty(),
+            "r={r} t={t}: the corpus should have pairs"
+        );
         assert_eq!(near_pairs(&d), want, "r={r} t={t}");
         assert_eq!(d.stats.candidates.big_buckets, 0);
     }
@@ -63,8 +85,17 @@ fn finds_planted_near_duplicates_and_nothing_unrelated() {
         seed: 42,
         ..SynthConfig::default()
     });
-    let ids: HashMap<&str, u32> = corpus.documents.iter().enumerate().map(|(i, d)| (d.id.as_str(), i as u32)).collect();
-    let d = Pipeline::builder().build().unwrap().run(corpus.documents.clone()).unwrap();
+    let ids: HashMap<&str, u32> = corpus
+        .documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i as u32))
+        .collect();
+    let d = Pipeline::builder()
+        .build()
+        .unwrap()
+        .run(corpus.documents.clone())
+        .unwrap();
     d.check_accounting().unwrap();
     // Cluster of each record.
     let mut cluster_of = vec![u32::MAX; d.ids.len()];
@@ -76,26 +107,45 @@ fn finds_planted_near_duplicates_and_nothing_unrelated() {
     let base_of = |id: &str| id.split("-v").next().unwrap_or(id).to_string();
     // Precision: every pair joins records of the same base document.
     for p in &d.pairs {
-        assert_eq!(base_of(&d.ids[p.a as usize]), base_of(&d.ids[p.b as usize]), "unrelated pair {p:?}");
+        assert_eq!(
+            base_of(&d.ids[p.a as usize]),
+            base_of(&d.ids[p.b as usize]),
+            "unrelated pair {p:?}"
+        );
     }
     // Recall: variants that stay near-identical must be found.
     let mut must = 0;
     for t in corpus.truth.iter().filter(|t| t.kind != "rebrand") {
         must += 1;
         let (a, b) = (ids[t.base.as_str()], ids[t.variant.as_str()]);
-        assert!(cluster_of[a as usize] != u32::MAX && cluster_of[a as usize] == cluster_of[b as usize], "missed {t:?}");
+        assert!(
+            cluster_of[a as usize] != u32::MAX && cluster_of[a as usize] == cluster_of[b as usize],
+            "missed {t:?}"
+        );
     }
     assert!(must > 100);
     // Exact and mirror copies are exact duplicates.
-    for t in corpus.truth.iter().filter(|t| t.kind == "exact" || t.kind == "mirror") {
+    for t in corpus
+        .truth
+        .iter()
+        .filter(|t| t.kind == "exact" || t.kind == "mirror")
+    {
         let v = ids[t.variant.as_str()] as usize;
-        assert!(matches!(d.fates[v], Fate::ExactDuplicate { .. }) || ids[t.base.as_str()] as usize > v);
+        assert!(
+            matches!(d.fates[v], Fate::ExactDuplicate { .. }) || ids[t.base.as_str()] as usize > v
+        );
     }
 }
 
 #[test]
 fn same_output_for_any_thread_count_and_run() {
-    let corpus = generate(&SynthConfig { base_documents: 300, words: (40, 200), vocabulary: 500, seed: 9, ..SynthConfig::default() });
+    let corpus = generate(&SynthConfig {
+        base_documents: 300,
+        words: (40, 200),
+        vocabulary: 500,
+        seed: 9,
+        ..SynthConfig::default()
+    });
     let run = |threads: usize, chunk: usize| {
         let d = Pipeline::builder()
             .threads(Some(threads))
@@ -124,11 +174,29 @@ fn empty_and_oversized_documents_are_rejected_and_accounted() {
         Document::text("big", "x ".repeat(100)),
         Document::text("a2", "some words here and there"),
     ];
-    let d = Pipeline::builder().max_document_bytes(100).build().unwrap().run(docs).unwrap();
-    assert_eq!(d.fates[1], Fate::Rejected { reason: "empty document: no terms".into() });
+    let d = Pipeline::builder()
+        .max_document_bytes(100)
+        .build()
+        .unwrap()
+        .run(docs)
+        .unwrap();
+    assert_eq!(
+        d.fates[1],
+        Fate::Rejected {
+            reason: "empty document: no terms".into()
+        }
+    );
     assert!(matches!(&d.fates[2], Fate::Rejected { reason } if reason.contains("too large")));
     assert_eq!(d.fates[3], Fate::ExactDuplicate { of: 0 });
-    assert_eq!((d.stats.read, d.stats.kept, d.stats.exact_duplicates, d.stats.rejected), (4, 1, 1, 2));
+    assert_eq!(
+        (
+            d.stats.read,
+            d.stats.kept,
+            d.stats.exact_duplicates,
+            d.stats.rejected
+        ),
+        (4, 1, 1, 2)
+    );
     d.check_accounting().unwrap();
 }
 
@@ -163,12 +231,19 @@ impl PairFilter for CloseLength {
 }
 
 fn words(n: usize, tag: &str) -> String {
-    (0..n).map(|i| format!("{tag}{i}")).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|i| format!("{tag}{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[test]
 fn verified_mode_stops_chaining_and_keep_policies_pick_representatives() {
-    let docs = vec![Document::text("c", words(12, "c")), Document::text("a", words(10, "a")), Document::text("b", words(11, "b"))];
+    let docs = vec![
+        Document::text("c", words(12, "c")),
+        Document::text("a", words(10, "a")),
+        Document::text("b", words(11, "b")),
+    ];
     let run = |mode, keep| {
         Pipeline::builder()
             .candidates(Arc::new(AllPairs))
@@ -230,13 +305,24 @@ fn a_bucket_of_100000_documents_costs_linear_work() {
     let n = 100_000;
     let s = sketches_sharing_one_bucket(n);
     let active: Vec<u32> = (0..n as u32).collect();
-    let limits = BucketLimits { max_bucket: 1000, window: 8 };
+    let limits = BucketLimits {
+        max_bucket: 1000,
+        window: 8,
+    };
     let mut stats = CandidateStats::default();
-    let pairs = Supershingles { min_shared: 2, limits }.candidates(&s, &active, &mut stats);
+    let pairs = Supershingles {
+        min_shared: 2,
+        limits,
+    }
+    .candidates(&s, &active, &mut stats);
     assert_eq!(stats.big_buckets, 1);
     assert_eq!(stats.big_bucket_members, n as u64);
     // Star (n − 1) plus window pairs (≤ 8 per member): linear, not n²/2 = 5·10⁹.
-    assert!(stats.pairs_enumerated <= 9 * n as u64, "{}", stats.pairs_enumerated);
+    assert!(
+        stats.pairs_enumerated <= 9 * n as u64,
+        "{}",
+        stats.pairs_enumerated
+    );
     assert!(pairs.len() <= 9 * n);
     // Every member is paired with the bucket's first member.
     let star = pairs.iter().filter(|p| p.0 == 0).count();
@@ -251,9 +337,17 @@ fn charikar_blocks_find_every_pair_within_distance() {
     let mut truth = BTreeSet::new();
     let h = 8u32;
     for i in 0..400u64 {
-        let base: Vec<u64> = (0..6).map(|j| neardup::hash::mix64(i * 7 + j + 1)).collect();
+        let base: Vec<u64> = (0..6)
+            .map(|j| neardup::hash::mix64(i * 7 + j + 1))
+            .collect();
         let idx = s.len() as u32;
-        let sk = |c: Vec<u64>, e: u128| Sketch { supershingles: vec![e as u64; 6], charikar: c, simhash: 0, exact: e, terms: 1 };
+        let sk = |c: Vec<u64>, e: u128| Sketch {
+            supershingles: vec![e as u64; 6],
+            charikar: c,
+            simhash: 0,
+            exact: e,
+            terms: 1,
+        };
         s.push(&sk(base.clone(), idx as u128));
         let flips = (i % (h as u64 + 2)) as usize;
         let mut near = base.clone();
@@ -267,7 +361,11 @@ fn charikar_blocks_find_every_pair_within_distance() {
         }
     }
     let active: Vec<u32> = (0..s.len() as u32).collect();
-    let got = CharikarBlocks { max_distance: h, limits: BucketLimits::default() }.candidates(&s, &active, &mut CandidateStats::default());
+    let got = CharikarBlocks {
+        max_distance: h,
+        limits: BucketLimits::default(),
+    }
+    .candidates(&s, &active, &mut CandidateStats::default());
     let mut brute = BTreeSet::new();
     for a in 0..s.len() {
         for b in a + 1..s.len() {
