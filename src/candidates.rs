@@ -83,6 +83,9 @@ impl Default for BucketLimits {
     }
 }
 
+/// Work counters and pairs of one chunk of buckets: (enumerated, big, big members, pairs).
+type BucketWork = (u64, u64, u64, Vec<(u32, u32)>);
+
 /// Sorts `(key, doc)` and appends the pairs of each bucket to `out` (big buckets by the
 /// star-and-window rule). `keep(a, b)` filters pairs as they are enumerated.
 fn bucket_pairs(
@@ -108,7 +111,7 @@ fn bucket_pairs(
         i = j;
     }
     let keys = &*keys;
-    let found: Vec<(u64, u64, u64, Vec<(u32, u32)>)> = runs
+    let found: Vec<BucketWork> = runs
         .par_chunks(256)
         .map(|chunk| {
             let (mut enumerated, mut big, mut big_members) = (0u64, 0u64, 0u64);

@@ -24,8 +24,6 @@ pub struct Projector {
 /// Reusable buffers for [`Projector::project`].
 #[derive(Debug, Default, Clone)]
 pub struct ProjectScratch {
-    features: Vec<(u64, u64)>,
-    small: Vec<u16>,
     big: Vec<u64>,
 }
 
@@ -69,23 +67,12 @@ impl Projector {
     ) {
         let words = self.seeds.len();
         let bits = words * 64;
-        // Aggregate: (feature, total weight) over distinct features, in feature order.
-        let f = &mut scratch.features;
-        f.clear();
-        if weights.is_empty() {
-            f.extend(features.iter().map(|&x| (x, 1u64)));
-        } else {
-            f.extend(features.iter().zip(weights).map(|(&x, &w)| (x, w as u64)));
-        }
-        f.sort_unstable_by_key(|p| p.0);
-        let small = &mut scratch.small;
-        small.clear();
-        small.resize(bits, 0);
+        debug_assert!(words <= 16, "at most 1024 bits");
         let big = &mut scratch.big;
         big.clear();
         big.resize(bits, 0);
         // Counts of +1 per coordinate.
-        let total = accumulate(&self.seeds, f, small, big);
+        let total = accumulate(&self.seeds, features, weights, big);
         for (j, o) in out[..words].iter_mut().enumerate() {
             let mut word = 0u64;
             for l in 0..64 {
@@ -99,60 +86,46 @@ impl Projector {
     }
 }
 
-crate::simd::kernel! {
-    /// Adds the ±1 vectors of the aggregated `(feature, weight)` list: afterwards
-    /// `big[i]` is the total weight of features whose bit `i` is set; returns the total
-    /// weight. `small` (u16 lanes, vectorized) is flushed into `big` before it could
-    /// overflow.
-    fn accumulate(seeds: &[u64], f: &[(u64, u64)], small: &mut [u16], big: &mut [u64]) -> u64 {
-        let words = seeds.len();
-        let mut total = 0u64;
-        let mut budget: u64 = 0;
-        let mut i = 0;
-        while i < f.len() {
-            let x = f[i].0;
-            let mut c = 0u64;
-            while i < f.len() && f[i].0 == x {
-                c += f[i].1;
-                i += 1;
-            }
-            total += c;
-            if c > u16::MAX as u64 / 2 {
-                for (j, &seed) in seeds.iter().enumerate() {
-                    let w = mix64(x ^ seed);
-                    for l in 0..64 {
-                        if w >> l & 1 == 1 {
-                            big[j * 64 + l] += c;
-                        }
-                    }
-                }
-                continue;
-            }
-            if budget + c > u16::MAX as u64 {
-                flush(small, big);
-                budget = 0;
+/// Adds the ±1 vectors of the features: afterwards `big[i]` is the total weight of
+/// features whose bit `i` is set; returns the total weight. Features are processed in
+/// segments whose total weight fits the 16-bit lanes of [`crate::simd::accumulate`];
+/// a feature heavier than that is added on its own.
+fn accumulate(seeds: &[u64], features: &[u64], weights: &[u32], big: &mut [u64]) -> u64 {
+    const LIMIT: u64 = u16::MAX as u64;
+    let mut total = 0u64;
+    let mut start = 0;
+    while start < features.len() {
+        let mut end = start;
+        let mut budget = 0u64;
+        while end < features.len() {
+            let c = weights.get(end).map_or(1, |&w| w as u64);
+            if budget + c > LIMIT {
+                break;
             }
             budget += c;
-            let c16 = c as u16;
-            for (j, &seed) in seeds.iter().enumerate().take(words) {
-                let w = mix64(x ^ seed);
-                let lanes: &mut [u16; 64] = (&mut small[j * 64..j * 64 + 64]).try_into().expect("64 lanes");
-                for (l, lane) in lanes.iter_mut().enumerate() {
-                    *lane = lane.wrapping_add(((w >> l) as u16 & 1).wrapping_mul(c16));
+            end += 1;
+        }
+        if end == start {
+            // One feature heavier than the lanes hold.
+            let c = weights.get(start).map_or(1, |&w| w as u64);
+            for (j, &seed) in seeds.iter().enumerate() {
+                let w = mix64(features[start] ^ seed);
+                for l in 0..64 {
+                    if w >> l & 1 == 1 {
+                        big[j * 64 + l] += c;
+                    }
                 }
             }
+            total += c;
+            start += 1;
+            continue;
         }
-        flush(small, big);
-        total
+        let ws = if weights.is_empty() { weights } else { &weights[start..end] };
+        crate::simd::accumulate(seeds, &features[start..end], ws, big);
+        total += budget;
+        start = end;
     }
-}
-
-#[inline(always)]
-fn flush(small: &mut [u16], big: &mut [u64]) {
-    for (s, b) in small.iter_mut().zip(big.iter_mut()) {
-        *b += *s as u64;
-        *s = 0;
-    }
+    total
 }
 
 /// Number of differing bits.

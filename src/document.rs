@@ -86,10 +86,8 @@ pub fn url_host(url: &str) -> Option<&str> {
             return None;
         }
         &url[p + 3..]
-    } else if let Some(r) = url.strip_prefix("//") {
-        r
     } else {
-        return None;
+        url.strip_prefix("//")?
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..end];

@@ -72,3 +72,81 @@ macro_rules! kernel {
     };
 }
 pub(crate) use kernel;
+
+/// Adds to `big[64·j + l]` the total weight of the `features` whose word
+/// `mix64(feature ^ seeds[j])` has bit `l` set (weights parallel to `features`, or
+/// empty for 1 each). The total weight must fit in 16 bits (the caller splits).
+pub fn accumulate(seeds: &[u64], features: &[u64], weights: &[u32], big: &mut [u64]) {
+    assert!(big.len() >= seeds.len() * 64, "64 counters per word");
+    assert!(weights.is_empty() || weights.len() == features.len());
+    debug_assert!(weights.iter().map(|&w| w as u64).sum::<u64>() <= u16::MAX as u64);
+    for (g, group) in seeds.chunks(4).enumerate() {
+        let out = &mut big[g * 256..g * 256 + group.len() * 64];
+        #[cfg(target_arch = "x86_64")]
+        if level() == Level::Avx512 {
+            // SAFETY: `level()` checked that the CPU supports AVX-512 F and BW.
+            unsafe {
+                match group.len() {
+                    1 => group_avx512::<1>(group, features, weights, out),
+                    2 => group_avx512::<2>(group, features, weights, out),
+                    3 => group_avx512::<3>(group, features, weights, out),
+                    _ => group_avx512::<4>(group, features, weights, out),
+                }
+            }
+            continue;
+        }
+        group_portable(group, features, weights, out);
+    }
+}
+
+/// The portable version of one group of [`accumulate`].
+fn group_portable(seeds: &[u64], features: &[u64], weights: &[u32], out: &mut [u64]) {
+    let mut lanes = [0u16; 256];
+    for (i, &x) in features.iter().enumerate() {
+        let c = weights.get(i).map_or(1, |&w| w as u16);
+        for (j, &seed) in seeds.iter().enumerate() {
+            let w = crate::hash::mix64(x ^ seed);
+            for (l, lane) in lanes[j * 64..j * 64 + 64].iter_mut().enumerate() {
+                *lane = lane.wrapping_add(((w >> l) as u16 & 1).wrapping_mul(c));
+            }
+        }
+    }
+    for (o, &l) in out.iter_mut().zip(&lanes) {
+        *o += l as u64;
+    }
+}
+
+/// One group of `N ≤ 4` words of [`accumulate`], the `2N` vectors of 32 u16 lanes held
+/// in registers, one masked add per 32 bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn group_avx512<const N: usize>(seeds: &[u64], features: &[u64], weights: &[u32], out: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let mut s = [0u64; N];
+    s.copy_from_slice(&seeds[..N]);
+    let zero = _mm512_setzero_si512();
+    let mut acc = [[zero; 2]; N];
+    let one = _mm512_set1_epi16(1);
+    for (i, &x) in features.iter().enumerate() {
+        let c = match weights.get(i) {
+            Some(&w) => _mm512_set1_epi16(w as u16 as i16),
+            None => one,
+        };
+        for j in 0..N {
+            let w = crate::hash::mix64(x ^ s[j]);
+            acc[j][0] = _mm512_mask_add_epi16(acc[j][0], w as u32, acc[j][0], c);
+            acc[j][1] = _mm512_mask_add_epi16(acc[j][1], (w >> 32) as u32, acc[j][1], c);
+        }
+    }
+    let mut lanes = [0u16; 64];
+    for j in 0..N {
+        // SAFETY: `lanes` holds 64 u16 = two 512-bit vectors; unaligned stores.
+        unsafe {
+            _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, acc[j][0]);
+            _mm512_storeu_si512(lanes.as_mut_ptr().add(32) as *mut __m512i, acc[j][1]);
+        }
+        for (o, &l) in out[j * 64..j * 64 + 64].iter_mut().zip(&lanes) {
+            *o += l as u64;
+        }
+    }
+}

@@ -170,7 +170,7 @@ enum Tag<'a> {
         src: Option<&'a str>,
     },
     /// A `<` that starts no tag: text.
-    NotATag,
+    Text,
 }
 
 fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
@@ -185,7 +185,7 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
         return Tag::Comment { end };
     }
     let Some(&next) = b.get(i + 1) else {
-        return Tag::NotATag;
+        return Tag::Text;
     };
     if next == b'!' || next == b'?' {
         let end = memchr::memchr(b'>', &b[i..]).map_or(n, |p| i + p + 1);
@@ -202,7 +202,7 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
             let end = memchr::memchr(b'>', &b[i..]).map_or(n, |p| i + p + 1);
             return Tag::Other { end };
         }
-        _ => return Tag::NotATag,
+        _ => return Tag::Text,
     }
     let mut j = name_start;
     while j < n && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b':') {
@@ -455,7 +455,7 @@ impl Tokenizer {
                         acc.flush(sink, title);
                         i = end;
                     }
-                    Tag::NotATag => {
+                    Tag::Text => {
                         acc.flush(sink, title);
                         i += 1;
                     }
