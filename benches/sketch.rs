@@ -10,7 +10,13 @@ use neardup::{Document, SketchConfig, Sketcher};
 use std::hint::black_box;
 
 fn docs() -> Vec<Document> {
-    generate(&SynthConfig { base_documents: 200, words: (200, 2000), seed: 3, ..Default::default() }).documents
+    generate(&SynthConfig {
+        base_documents: 200,
+        words: (200, 2000),
+        seed: 3,
+        ..Default::default()
+    })
+    .documents
 }
 
 fn html_docs(docs: &[Document]) -> Vec<Document> {
@@ -60,7 +66,12 @@ fn tokenize(c: &mut Criterion) {
         b.iter(|| {
             let mut x = 0u64;
             for d in &text {
-                for w in d.body.as_str().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                for w in d
+                    .body
+                    .as_str()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
                     x ^= neardup::hash::term_fingerprint(w.to_lowercase().as_bytes());
                 }
             }
@@ -101,13 +112,19 @@ fn minhash(c: &mut Criterion) {
     let (mut h0, mut h1) = (vec![0u64; 84], vec![0u64; 84]);
     mh.min_values(&[0], &mut h0);
     mh.min_values(&[1], &mut h1);
-    let ab: Vec<(u64, u64)> = (0..84).map(|i| (h1[i].wrapping_sub(h0[i]), h0[i])).collect();
+    let ab: Vec<(u32, u32)> = (0..84)
+        .map(|i| ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32))
+        .collect();
     g.bench_function("naive", |b| {
         b.iter(|| {
-            let mut x = 0;
+            let mut x = 0u32;
             for s in &shingles {
                 for &(a, bb) in &ab {
-                    x ^= s.iter().map(|&v| a.wrapping_mul(v).wrapping_add(bb)).min().unwrap_or(u64::MAX);
+                    x ^= s
+                        .iter()
+                        .map(|&v| a.wrapping_mul(neardup::broder::fold32(v)).wrapping_add(bb))
+                        .min()
+                        .unwrap_or(u32::MAX);
                 }
             }
             black_box(x)
@@ -155,7 +172,10 @@ fn charikar(c: &mut Criterion) {
                         }
                     }
                 }
-                x ^= acc.iter().enumerate().fold(0u64, |h, (i, &a)| h ^ (((a > 0) as u64) << (i % 64)));
+                x ^= acc
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |h, (i, &a)| h ^ (((a > 0) as u64) << (i % 64)));
             }
             black_box(x)
         })
@@ -185,9 +205,11 @@ fn full_sketch(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1))
+    Criterion::default()
+        .sample_size(10)
+        .measurement_time(std::time::Duration::from_secs(3))
+        .warm_up_time(std::time::Duration::from_secs(1))
 }
 
 criterion_group! { name = benches; config = config(); targets = tokenize, minhash, charikar, full_sketch }
 criterion_main!(benches);
-

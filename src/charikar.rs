@@ -120,7 +120,11 @@ fn accumulate(seeds: &[u64], features: &[u64], weights: &[u32], big: &mut [u64])
             start += 1;
             continue;
         }
-        let ws = if weights.is_empty() { weights } else { &weights[start..end] };
+        let ws = if weights.is_empty() {
+            weights
+        } else {
+            &weights[start..end]
+        };
         crate::simd::accumulate(seeds, &features[start..end], ws, big);
         total += budget;
         start = end;

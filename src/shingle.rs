@@ -34,6 +34,13 @@ pub fn shingle_fingerprint(window: &[u64]) -> u64 {
     finish(h, window.len())
 }
 
+#[inline(always)]
+fn roll(h: u64, leaving: u64, entering: u64, top: u64) -> u64 {
+    h.wrapping_sub(leaving.wrapping_mul(top))
+        .wrapping_mul(SHINGLE_BASE)
+        .wrapping_add(entering)
+}
+
 /// Appends the fingerprints of the `k`-term shingles of `terms` to `out`.
 ///
 /// `k` must be at least 1.
@@ -54,13 +61,14 @@ pub fn shingles(terms: &[u64], k: usize, wrap_around: bool, out: &mut Vec<u64>) 
     let count = if wrap_around { n } else { n - k + 1 };
     out.reserve(count);
     out.push(finish(h, k));
-    for start in 1..count {
-        let leaving = terms[start - 1];
-        let entering = terms[(start + k - 1) % n];
-        h = h
-            .wrapping_sub(leaving.wrapping_mul(top))
-            .wrapping_mul(SHINGLE_BASE)
-            .wrapping_add(entering);
+    // Windows entirely inside the document, then (with wrap-around) those that continue
+    // at its start: no modulo in the loop.
+    for start in 1..n - k + 1 {
+        h = roll(h, terms[start - 1], terms[start + k - 1], top);
+        out.push(finish(h, k));
+    }
+    for start in n - k + 1..count {
+        h = roll(h, terms[start - 1], terms[start + k - 1 - n], top);
         out.push(finish(h, k));
     }
 }

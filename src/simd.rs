@@ -120,7 +120,12 @@ fn group_portable(seeds: &[u64], features: &[u64], weights: &[u32], out: &mut [u
 /// in registers, one masked add per 32 bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn group_avx512<const N: usize>(seeds: &[u64], features: &[u64], weights: &[u32], out: &mut [u64]) {
+unsafe fn group_avx512<const N: usize>(
+    seeds: &[u64],
+    features: &[u64],
+    weights: &[u32],
+    out: &mut [u64],
+) {
     use std::arch::x86_64::*;
     let mut s = [0u64; N];
     s.copy_from_slice(&seeds[..N]);

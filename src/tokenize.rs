@@ -322,6 +322,29 @@ fn img_term(src: &str, page_host: Option<&str>) -> Option<String> {
     Some(if name.is_empty() { path } else { name }.to_owned())
 }
 
+/// Byte classes of the scanner.
+const ALNUM: u8 = 1;
+const UPPER: u8 = 2;
+const NON_ASCII: u8 = 4;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            ALNUM
+        } else if b.is_ascii_uppercase() {
+            ALNUM | UPPER
+        } else if b >= 0x80 {
+            NON_ASCII
+        } else {
+            0
+        };
+        c += 1;
+    }
+    t
+};
+
 fn is_inline(name: &str) -> bool {
     name.len() <= 6 && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
@@ -402,24 +425,35 @@ impl Tokenizer {
         let n = b.len();
         let mut i = 0;
         while i < n {
-            let c = b[i];
-            if c.is_ascii_alphanumeric() {
+            let c = CLASS[b[i] as usize];
+            if c & ALNUM != 0 {
                 let mut j = i + 1;
-                let mut upper = c.is_ascii_uppercase();
-                while j < n && b[j].is_ascii_alphanumeric() {
-                    upper |= b[j].is_ascii_uppercase();
+                let mut seen = c;
+                while j < n {
+                    let cj = CLASS[b[j] as usize];
+                    if cj & ALNUM == 0 {
+                        break;
+                    }
+                    seen |= cj;
                     j += 1;
                 }
-                if acc.buf.is_empty() && (!upper || !acc.fold) && j < n && b[j] < 0x80 {
+                if acc.buf.is_empty()
+                    && (seen & UPPER == 0 || !acc.fold)
+                    && j < n
+                    && CLASS[b[j] as usize] & NON_ASCII == 0
+                {
                     // Fast path: a whole ASCII term that needs no folding.
                     sink.term(&b[i..j], title);
                 } else {
                     acc.push_ascii(&b[i..j]);
                 }
                 i = j;
-            } else if c < 0x80 {
+            } else if c & NON_ASCII == 0 {
                 acc.flush(sink, title);
                 i += 1;
+                while i < n && CLASS[b[i] as usize] == 0 {
+                    i += 1;
+                }
             } else {
                 match s[i..].chars().next() {
                     Some(ch) => {

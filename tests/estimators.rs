@@ -135,10 +135,11 @@ fn minhash_kernel_equals_definition() {
         mh.min_values(&[0], &mut h0);
         mh.min_values(&[1], &mut h1);
         for i in 0..84 {
-            let (a, b) = (h1[i].wrapping_sub(h0[i]), h0[i]);
+            // 32-bit arithmetic: a = h(1) − h(0), b = h(0) (mod 2^32).
+            let (a, b) = ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32);
             let want = xs
                 .iter()
-                .map(|&x| a.wrapping_mul(x).wrapping_add(b))
+                .map(|&x| a.wrapping_mul(neardup::broder::fold32(x)).wrapping_add(b) as u64)
                 .min()
                 .unwrap_or(u64::MAX);
             assert_eq!(got[i], want);

@@ -72,12 +72,12 @@ const GOLDEN_MIX: [u64; 3] = [0x0, 0x5692161d100b05e5, 0xb4d055fcf2cbbd7b];
 const GOLDEN_COMBINE: [u64; 3] = [0x2d06800538d394c2, 0x278ad251747e2e79, 0xb95a92d5718a9e77];
 const GOLDEN_COMBINE128: u128 = 0x3821db1ba31e67030f711caa71b0907a;
 const GOLDEN_SS: [u64; 6] = [
-    0xa9e4af54dde14fd8,
-    0xcf8344b3fda60968,
-    0xb0e26167b47179ad,
-    0x8509352722c08a16,
-    0x7f2757626d8bc6e7,
-    0x16b90e0d74c2bdf1,
+    0x96fdf58aa7ab9db1,
+    0xca0af569d2044cbd,
+    0x6732474d54156175,
+    0x66c8d6977b507cfa,
+    0xa90f42783329ea24,
+    0xd369579b6ba730d1,
 ];
 const GOLDEN_CHARIKAR: [u64; 6] = [
     0x8e6aa1706666f0d3,
@@ -89,9 +89,4 @@ const GOLDEN_CHARIKAR: [u64; 6] = [
 ];
 const GOLDEN_SIMHASH: u64 = 0x13d82a8a128a5561;
 const GOLDEN_EXACT: u128 = 0x23d2b698d3eb45b5ee846462c7907b94;
-const GOLDEN_MINS: [u64; 4] = [
-    0x31b09ed7aa51844,
-    0x15c91ae2e4bc3c5,
-    0x2001c73ddbc2f7bd,
-    0xdb1c4dab1199e2a,
-];
+const GOLDEN_MINS: [u64; 4] = [0x8d8afb4, 0x847b694, 0x97ffcad, 0x1e96b929];
