@@ -87,7 +87,7 @@ struct FpSink<'a> {
 }
 
 impl Sink for FpSink<'_> {
-    #[inline]
+    #[inline(always)]
     fn term(&mut self, term: &[u8], title: bool) {
         let fp = term_fingerprint(term);
         if !self.tok.stop_words.is_empty() && self.tok.stop_words.contains(&fp) {
@@ -322,7 +322,23 @@ fn img_term(src: &str, page_host: Option<&str>) -> Option<String> {
     Some(if name.is_empty() { path } else { name }.to_owned())
 }
 
-/// Byte classes of the scanner.
+crate::simd::kernel! {
+    /// Bit masks of a 64-byte block: ASCII alphanumerics, ASCII upper case, non-ASCII.
+    fn masks64(blk: &[u8; 64]) -> (u64, u64, u64) {
+        let (mut alnum, mut upper, mut high) = (0u64, 0u64, 0u64);
+        for (k, &c) in blk.iter().enumerate() {
+            let up = c.wrapping_sub(b'A') < 26;
+            let low = c.wrapping_sub(b'a') < 26;
+            let digit = c.wrapping_sub(b'0') < 10;
+            alnum |= ((up | low | digit) as u64) << k;
+            upper |= (up as u64) << k;
+            high |= ((c >= 0x80) as u64) << k;
+        }
+        (alnum, upper, high)
+    }
+}
+
+/// Byte classes of the scalar scanner.
 const ALNUM: u8 = 1;
 const UPPER: u8 = 2;
 const NON_ASCII: u8 = 4;
@@ -425,35 +441,66 @@ impl Tokenizer {
         let n = b.len();
         let mut i = 0;
         while i < n {
+            if n - i < 64 {
+                self.scan_scalar(s, i, n, acc, sink, title);
+                return;
+            }
+            let blk: &[u8; 64] = match b[i..i + 64].try_into() {
+                Ok(blk) => blk,
+                Err(_) => return,
+            };
+            let (alnum, upper, high) = masks64(blk);
+            // ASCII bytes up to the first non-ASCII one (all 64 in an ASCII block):
+            // terms are the runs of set bits of `alnum`.
+            let limit = high.trailing_zeros() as usize;
+            let valid = if limit == 64 { u64::MAX } else { (1u64 << limit) - 1 };
+            if (alnum | high) & 1 == 0 {
+                acc.flush(sink, title);
+            }
+            let mut m = alnum & valid;
+            while m != 0 {
+                let start = m.trailing_zeros() as usize;
+                let len = (!(m >> start)).trailing_zeros() as usize;
+                let end = start + len;
+                let run = if end == 64 { u64::MAX << start } else { ((1u64 << end) - 1) & (u64::MAX << start) };
+                let term = &blk[start..end];
+                if end == limit {
+                    // May continue in the next block or the next (non-ASCII) char.
+                    acc.push_ascii(term);
+                } else if (start == 0 && !acc.buf.is_empty()) || (acc.fold && upper & run != 0) {
+                    acc.push_ascii(term);
+                    acc.flush(sink, title);
+                } else {
+                    sink.term(term, title);
+                }
+                m &= !run;
+            }
+            if limit < 64 {
+                // The non-ASCII char: the scalar scanner, up to the next char boundary.
+                i = self.scan_scalar(s, i + limit, i + limit + 1, acc, sink, title);
+                continue;
+            }
+            i += 64;
+        }
+    }
+
+    /// The byte-at-a-time scanner, from `i` until at least `until` (and a char
+    /// boundary) or the end; returns where it stopped.
+    fn scan_scalar<S: Sink>(&self, s: &str, mut i: usize, until: usize, acc: &mut TermAcc, sink: &mut S, title: bool) -> usize {
+        let b = s.as_bytes();
+        let n = b.len();
+        while i < n && i < until {
             let c = CLASS[b[i] as usize];
             if c & ALNUM != 0 {
                 let mut j = i + 1;
-                let mut seen = c;
-                while j < n {
-                    let cj = CLASS[b[j] as usize];
-                    if cj & ALNUM == 0 {
-                        break;
-                    }
-                    seen |= cj;
+                while j < n && CLASS[b[j] as usize] & ALNUM != 0 {
                     j += 1;
                 }
-                if acc.buf.is_empty()
-                    && (seen & UPPER == 0 || !acc.fold)
-                    && j < n
-                    && CLASS[b[j] as usize] & NON_ASCII == 0
-                {
-                    // Fast path: a whole ASCII term that needs no folding.
-                    sink.term(&b[i..j], title);
-                } else {
-                    acc.push_ascii(&b[i..j]);
-                }
+                acc.push_ascii(&b[i..j]);
                 i = j;
             } else if c & NON_ASCII == 0 {
                 acc.flush(sink, title);
                 i += 1;
-                while i < n && CLASS[b[i] as usize] == 0 {
-                    i += 1;
-                }
             } else {
                 match s[i..].chars().next() {
                     Some(ch) => {
@@ -464,10 +511,11 @@ impl Tokenizer {
                         }
                         i += ch.len_utf8();
                     }
-                    None => break,
+                    None => return n,
                 }
             }
         }
+        i
     }
 
     fn scan_html<S: Sink>(

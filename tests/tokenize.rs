@@ -173,3 +173,52 @@ fn fingerprints_match_terms() {
     assert_eq!(out.fps, expect);
     assert!(out.weights.is_empty());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: maximal alphanumeric runs, each char lower-cased.
+    fn reference(s: &str) -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.chars().flat_map(char::to_lowercase).collect()).collect()
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            4 => "[a-z]{1,12}",
+            2 => "[A-Za-z0-9]{1,20}",
+            2 => "[ .,;:/\\n\\t-]{1,3}",
+            1 => "[éÉßΣσ東京١]{1,3}",
+            1 => "[a-z]{60,130}",
+            1 => "\\PC{1,4}",
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn text_terms_match_the_definition(s in text_strategy()) {
+            prop_assert_eq!(text(&s), reference(&s));
+        }
+
+        #[test]
+        fn html_without_markup_is_text(s in "[a-zA-Z0-9 é.]{0,300}") {
+            prop_assert_eq!(html(&s), reference(&s));
+        }
+
+        #[test]
+        fn inline_tags_never_split_terms(words in proptest::collection::vec("[a-z]{1,70}", 1..20)) {
+            let plain = words.concat();
+            let marked = words.join("<b>");
+            prop_assert_eq!(html(&marked), reference(&plain));
+        }
+
+        #[test]
+        fn any_bytes_tokenize_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let s = String::from_utf8_lossy(&bytes);
+            let _ = html(&s);
+            let _ = text(&s);
+        }
+    }
+}
