@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::cluster::{ClusterMode, Keep};
 use neardup::io::{AtomicFile, Fields, Format, Input, Reader};
 use neardup::pipeline::{Fate, PairKind, Preset, Progress};
+use neardup::store::SavedSketches;
 use neardup::{Body, Document, Pipeline, PipelineBuilder};
 use serde::Deserialize;
 use serde_json::json;
@@ -42,10 +43,70 @@ enum Command {
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
     Pair(PairArgs),
+    /// Write the sketches of a snapshot, to dedup later snapshots against it
+    /// (`dedup --sketches FILE`).
+    #[command(after_help = "Example (incremental dedup):
+  neardup sketch march.jsonl.zst -o march.sketches
+  neardup dedup april.jsonl.zst --sketches march.sketches -o april-new.jsonl")]
+    Sketch(SketchArgs),
+    /// Compare every algorithm on labelled pairs: precision, recall, F1.
+    #[command(after_help = "Example:
+  neardup eval --pairs judged.jsonl --sweep --json eval.json --plot pr.svg")]
+    Eval(EvalArgs),
     /// Generate a corpus with planted near-duplicates and its ground truth.
     #[command(after_help = "Example (the bundled demo corpus):
   neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
     Synth(SynthArgs),
+}
+
+#[derive(Args)]
+struct SketchArgs {
+    /// Input files or directories, as for `dedup`.
+    inputs: Vec<String>,
+    /// The sketch file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Input format, instead of detecting it from the name.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+    #[command(flatten)]
+    params: Params,
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// Labelled pairs, JSONL: text_a/text_b (or html_a/html_b), label, optional url.
+    #[arg(long)]
+    pairs: PathBuf,
+    /// Labels at or above this count as near-duplicates.
+    #[arg(long, default_value_t = 1.0)]
+    positive_min: f64,
+    /// simhash-64 rule: Hamming distance at most this.
+    #[arg(long, default_value_t = 3)]
+    simhash_k: u32,
+    /// minhash-estimate rule: estimated resemblance at least this.
+    #[arg(long, default_value_t = 0.5)]
+    estimate_min: f64,
+    /// jaccard rule: exact shingle resemblance at least this.
+    #[arg(long, default_value_t = 0.5)]
+    jaccard_min: f64,
+    /// Also sweep every threshold: precision/recall curves and the best F1.
+    #[arg(long)]
+    sweep: bool,
+    /// Write the numbers as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write every measure of every pair as JSONL (for your own analysis).
+    #[arg(long)]
+    scores: Option<PathBuf>,
+    /// Draw precision–recall curves (implies --sweep) as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    params: Params,
 }
 
 #[derive(Args)]
@@ -263,6 +324,14 @@ struct DedupArgs {
     /// Stop at the first bad record with an error naming it, instead of rejecting it.
     #[arg(long)]
     strict: bool,
+    /// Saved sketches of an earlier snapshot (`neardup sketch`): new records that are
+    /// duplicates of old ones are dropped; old records are not re-read.
+    #[arg(long)]
+    sketches: Option<PathBuf>,
+    /// Save the sketches of the earlier snapshot (if any) plus the kept records, for
+    /// the next incremental run.
+    #[arg(long)]
+    save_sketches: Option<PathBuf>,
     /// No progress bar and no summary.
     #[arg(short, long)]
     quiet: bool,
@@ -298,9 +367,11 @@ struct PairArgs {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Dedup(a) => dedup(a),
+        Command::Dedup(a) => dedup(a).map(|_| ()),
         Command::Pair(a) => pair(a),
         Command::Synth(a) => synth(a),
+        Command::Eval(a) => eval(a),
+        Command::Sketch(a) => sketch(a),
     };
     if let Err(e) = result {
         eprintln!("neardup: error: {e:#}");
@@ -357,7 +428,58 @@ fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) 
     Ok(())
 }
 
-fn dedup(args: DedupArgs) -> Result<()> {
+fn sketch(args: SketchArgs) -> Result<()> {
+    let d = dedup(DedupArgs {
+        inputs: args.inputs,
+        format: args.format,
+        output: None,
+        clusters: None,
+        pairs: None,
+        rejects: None,
+        report: None,
+        strict: false,
+        sketches: None,
+        save_sketches: Some(args.output.clone()),
+        quiet: true,
+        id_field: "id".into(),
+        text_field: "text".into(),
+        html_field: "html".into(),
+        url_field: "url".into(),
+        params: args.params,
+    })?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: {} sketches written to {}",
+            d,
+            args.output.display()
+        );
+    }
+    Ok(())
+}
+
+/// The saved sketches of the earlier snapshot (if any) and of the records `keep`
+/// selects.
+fn saved_sketches(
+    d: &neardup::Dedup,
+    config: &neardup::SketchConfig,
+    keep: impl Fn(&Fate) -> bool,
+) -> SavedSketches {
+    let mut out = SavedSketches {
+        config: config.clone(),
+        ids: Vec::new(),
+        sketches: neardup::Sketches::new(config),
+    };
+    for (i, f) in d.fates.iter().enumerate() {
+        if i < d.previous || keep(f) {
+            out.ids.push(d.ids[i].clone());
+            out.sketches.push(&d.sketches.get(i).to_owned());
+        }
+    }
+    out
+}
+
+/// Runs `dedup`; returns the number of sketches saved (with `--save-sketches`).
+fn dedup(args: DedupArgs) -> Result<usize> {
     let params = args.params.merged()?;
     let (mut builder, priority) = params.builder()?;
     let format = args.format.map(|f| match f {
@@ -424,6 +546,10 @@ fn dedup(args: DedupArgs) -> Result<()> {
         });
     }
     let pipeline = builder.build()?;
+    let previous = match &args.sketches {
+        Some(p) => Some(SavedSketches::load(p)?),
+        None => None,
+    };
     let mut fatal = None;
     let reader =
         Reader::new(inputs.clone(), fields.clone(), args.strict, false).defer_parsing(true);
@@ -443,10 +569,14 @@ fn dedup(args: DedupArgs) -> Result<()> {
         }
     });
     let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let d = pipeline.run_with(records, |rec| {
+    let parse = |rec: neardup::io::RawRecord| {
         let source = &names[rec.position.input];
         rec.into_document(&fields, source)
-    })?;
+    };
+    let d = match &previous {
+        Some(p) => pipeline.run_against(p, records, parse)?,
+        None => pipeline.run_with(records, parse)?,
+    };
     bar.finish_and_clear();
     if let Some(e) = fatal {
         return Err(e.into());
@@ -463,7 +593,7 @@ fn dedup(args: DedupArgs) -> Result<()> {
             None => None,
         };
         let reader = Reader::new(inputs.clone(), fields.clone(), false, true);
-        let mut ordinal = 0usize;
+        let mut ordinal = d.previous;
         for rec in reader {
             let rec = rec?;
             let Some(fate) = d.fates.get(ordinal) else {
@@ -488,7 +618,7 @@ fn dedup(args: DedupArgs) -> Result<()> {
                         let input = &inputs[rec.position.input].name;
                         serde_json::to_writer(
                             &mut *r,
-                            &json!({"record": ordinal, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
+                            &json!({"record": ordinal - d.previous, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
                         )?;
                         r.write_all(b"\n")?;
                     }
@@ -550,7 +680,7 @@ fn dedup(args: DedupArgs) -> Result<()> {
             "high_recall": pipeline.high_recall_threshold(),
         },
         "accounting": {
-            "read": s.read, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
+            "read": s.read, "previous_snapshot": s.previous, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
             "near_duplicates": s.near_duplicates, "rejected": s.rejected,
             "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
         },
@@ -599,7 +729,15 @@ fn dedup(args: DedupArgs) -> Result<()> {
             eprintln!("  (no -o/--output given: kept records not written)");
         }
     }
-    Ok(())
+    let mut saved = 0;
+    if let Some(path) = &args.save_sketches {
+        let s = saved_sketches(&d, pipeline.sketcher().config(), |f| {
+            matches!(f, Fate::Kept)
+        });
+        saved = s.len();
+        s.save(path)?;
+    }
+    Ok(saved)
 }
 
 fn doc_json(doc: &Document) -> serde_json::Value {
@@ -770,6 +908,92 @@ fn synth(args: SynthArgs) -> Result<()> {
     out.finish()?;
     if let Some(t) = &args.truth {
         write_jsonl(t, corpus.truth.iter())?;
+    }
+    Ok(())
+}
+
+fn eval(args: EvalArgs) -> Result<()> {
+    let params = args.params.merged()?;
+    let (builder, _) = params.builder()?;
+    let pipeline = builder.build()?;
+    let pairs = neardup::eval::read_pairs(&args.pairs)?;
+    let cfg = neardup::eval::EvalConfig {
+        positive_min: args.positive_min,
+        simhash_k: args.simhash_k,
+        estimate_min: args.estimate_min,
+        jaccard_min: args.jaccard_min,
+    };
+    let scores = neardup::eval::score_pairs(&pipeline, &pairs);
+    if let Some(path) = &args.scores {
+        write_jsonl(
+            path,
+            pairs
+                .iter()
+                .zip(&scores)
+                .map(|(p, s)| json!({"id": p.id, "scores": s})),
+        )?;
+    }
+    let sweep = args.sweep || args.plot.is_some();
+    let report = neardup::eval::evaluate(&pipeline, &scores, &cfg, sweep);
+    println!(
+        "{} pairs: {} near-duplicates (label >= {}), {} not",
+        pairs.len(),
+        report.positives,
+        cfg.positive_min,
+        report.negatives
+    );
+    println!(
+        "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>6}{}",
+        "algorithm",
+        "TP",
+        "FP",
+        "FN",
+        "TN",
+        "precision",
+        "recall",
+        "F1",
+        if sweep {
+            "   best F1 (threshold: P, R)"
+        } else {
+            ""
+        }
+    );
+    for a in &report.algorithms {
+        let c = &a.confusion;
+        let best = a.best.as_ref().map_or(String::new(), |b| {
+            format!(
+                "   {:.3} (>= {}: {:.3}, {:.3})",
+                b.f1, b.threshold, b.precision, b.recall
+            )
+        });
+        println!(
+            "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9.3} {:>7.3} {:>6.3}{}",
+            a.name, c.tp, c.fp, c.fn_, c.tn, c.precision, c.recall, c.f1, best
+        );
+    }
+    if let Some(path) = &args.json {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(&mut f, &report)?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if let Some(path) = &args.plot {
+        let curves: Vec<(String, Vec<(f64, f64)>)> = report
+            .algorithms
+            .iter()
+            .filter_map(|a| {
+                a.sweep.as_ref().map(|s| {
+                    (
+                        a.name.clone(),
+                        s.iter().map(|p| (p.recall, p.precision)).collect(),
+                    )
+                })
+            })
+            .collect();
+        let svg = neardup::plot::pr_curves("Precision–recall on labelled pairs", &curves);
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(svg.as_bytes())?;
+        f.commit()?;
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use crate::document::Document;
 use crate::error::{check_range, Error, Result};
 use crate::filter::{CharikarFilter, PairFilter};
 use crate::sketch::{Scratch, Sketch, SketchConfig, Sketcher, Sketches};
+use crate::store::SavedSketches;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
@@ -91,8 +92,10 @@ pub struct Pair {
 /// Counters and timings of a run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Stats {
-    /// Records read.
+    /// Records read (new records only in incremental runs).
     pub read: u64,
+    /// Saved records of an earlier snapshot compared against (incremental runs).
+    pub previous: u64,
     /// Records kept.
     pub kept: u64,
     /// Records dropped as exact duplicates.
@@ -155,8 +158,12 @@ pub struct Dedup {
     pub kept: RoaringBitmap,
     /// The sketches by ordinal (rejected records have an all-zero sketch).
     pub sketches: Sketches,
-    /// Counters and timings.
+    /// Counters and timings (of the new records only, for incremental runs).
     pub stats: Stats,
+    /// Number of leading ordinals that are saved sketches of an earlier snapshot
+    /// ([`Pipeline::run_against`]); 0 otherwise. Their fates are always `Kept` and are
+    /// not counted.
+    pub previous: usize,
 }
 
 impl Dedup {
@@ -164,7 +171,7 @@ impl Dedup {
     pub fn check_accounting(&self) -> Result<()> {
         let s = &self.stats;
         if s.read != s.kept + s.exact_duplicates + s.near_duplicates + s.rejected
-            || self.fates.len() as u64 != s.read
+            || self.fates.len() as u64 != s.read + self.previous as u64
             || self.kept.len() != s.kept
         {
             return Err(Error::Config(format!(
@@ -426,6 +433,7 @@ impl PipelineBuilder {
                 })
             }),
             threshold,
+            min_shared: self.min_shared,
             high_recall: self.high_recall,
             cluster_mode: self.cluster_mode,
             keep: self.keep,
@@ -480,6 +488,7 @@ pub struct Pipeline {
     candidates: Arc<dyn CandidateGenerator>,
     filter: Arc<dyn PairFilter>,
     threshold: u32,
+    min_shared: usize,
     high_recall: Option<u32>,
     cluster_mode: ClusterMode,
     keep: Keep,
@@ -522,6 +531,12 @@ impl Pipeline {
     /// The stage-two threshold in effect (agreeing Charikar bits, inclusive).
     pub fn charikar_threshold(&self) -> u32 {
         self.threshold
+    }
+
+    /// The stage-one setting `r` (agreeing supershingles, inclusive) of the default
+    /// candidate generator.
+    pub fn min_shared(&self) -> usize {
+        self.min_shared
     }
 
     /// The high-recall threshold, if on.
@@ -567,10 +582,65 @@ impl Pipeline {
         I: IntoIterator<Item = T>,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
+        self.run_inner(None, records, parse)
+    }
+
+    /// Incremental dedup: runs over new records against the saved sketches of an
+    /// earlier snapshot (see [`crate::store`]). Old records are references only: they
+    /// are never dropped and get no fate; a new record that is an exact or near
+    /// duplicate of an old one is dropped with the old record named as its
+    /// representative (the first old record of its cluster). The result's ordinals
+    /// `0..previous.len()` are the old records, then the new ones; `fates`, `kept` and
+    /// the counts cover the new records only (see [`Dedup::previous`]).
+    pub fn run_against<T, I, F>(
+        &self,
+        previous: &SavedSketches,
+        records: I,
+        parse: F,
+    ) -> Result<Dedup>
+    where
+        T: Send,
+        I: IntoIterator<Item = T>,
+        F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
+    {
+        if previous.config.fingerprint() != self.sketcher.config().fingerprint() {
+            return Err(Error::Incompatible(format!(
+                "saved sketches were made with {}, this run uses {}",
+                serde_json::to_string(&previous.config).unwrap_or_default(),
+                serde_json::to_string(self.sketcher.config()).unwrap_or_default()
+            )));
+        }
+        self.run_inner(Some(previous), records, parse)
+    }
+
+    fn run_inner<T, I, F>(
+        &self,
+        previous: Option<&SavedSketches>,
+        records: I,
+        parse: F,
+    ) -> Result<Dedup>
+    where
+        T: Send,
+        I: IntoIterator<Item = T>,
+        F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
+    {
         let start = Instant::now();
         let cfg = self.sketcher.config();
-        let mut sketches = Sketches::new(cfg);
-        let mut meta: Vec<Meta> = Vec::new();
+        let (mut sketches, mut meta, old) = match previous {
+            Some(p) => (
+                p.sketches.clone(),
+                p.ids
+                    .iter()
+                    .map(|id| Meta {
+                        id: id.clone(),
+                        priority: None,
+                        rejected: None,
+                    })
+                    .collect::<Vec<_>>(),
+                p.len(),
+            ),
+            None => (Sketches::new(cfg), Vec::new(), 0),
+        };
         let mut bytes = 0u64;
         let empty = Sketch {
             supershingles: vec![0; cfg.supershingles],
@@ -648,14 +718,15 @@ impl Pipeline {
             }
         }
         let sketch_time = start.elapsed();
-        let mut d = self.install(|| self.dedup_sketched(meta, sketches))?;
+        let mut d = self.install(|| self.dedup_sketched(meta, sketches, old))?;
         d.stats.bytes = bytes;
         d.stats.seconds.sketch = sketch_time.as_secs_f64();
         d.stats.seconds.total = start.elapsed().as_secs_f64();
         Ok(d)
     }
 
-    fn dedup_sketched(&self, meta: Vec<Meta>, sketches: Sketches) -> Result<Dedup> {
+    /// Ordinals below `old` are references from saved sketches.
+    fn dedup_sketched(&self, meta: Vec<Meta>, sketches: Sketches, old: usize) -> Result<Dedup> {
         let n = meta.len();
         if n > u32::MAX as usize {
             return Err(Error::Config(format!(
@@ -681,7 +752,7 @@ impl Pipeline {
         // Ids name records in every output, so a repeated id is rejected.
         let mut first_with_id: ahash::AHashMap<&str, u32> = ahash::AHashMap::with_capacity(n);
         for (i, id) in ids.iter().enumerate() {
-            if id.is_empty() || !matches!(fates[i], Fate::Kept) {
+            if i < old || id.is_empty() || !matches!(fates[i], Fate::Kept) {
                 continue;
             }
             if let Some(&first) = first_with_id.get(id.as_str()) {
@@ -694,6 +765,14 @@ impl Pipeline {
         }
         drop(first_with_id);
         let terms: Vec<u32> = (0..n).map(|i| sketches.get(i).terms).collect();
+        // The representative: an old record when there is one (old records are never
+        // dropped), else by the keep policy.
+        let pick = |members: &[u32]| -> u32 {
+            match members.first() {
+                Some(&m) if (m as usize) < old => m,
+                _ => representative(members, self.keep, &terms, &priority),
+            }
+        };
 
         // Exact-duplicate pre-pass.
         let t = Instant::now();
@@ -713,7 +792,7 @@ impl Pipeline {
                 j += 1;
             }
             let members: Vec<u32> = by_exact[i..j].iter().map(|p| p.1).collect();
-            let rep = representative(&members, self.keep, &terms, &priority);
+            let rep = pick(&members);
             active.push(rep);
             if members.len() > 1 {
                 stats.exact_groups += 1;
@@ -785,7 +864,7 @@ impl Pipeline {
         };
         if self.cluster_mode == ClusterMode::Verified {
             for g in &mut groups {
-                let rep = representative(g, self.keep, &terms, &priority);
+                let rep = pick(g);
                 let before = g.len();
                 g.retain(|&m| m == rep || accepts(rep, m));
                 stats.unchained += (before - g.len()) as u64;
@@ -797,7 +876,7 @@ impl Pipeline {
         let mut clusters: Vec<Cluster> = Vec::with_capacity(groups.len() + exact_group.len());
         let mut in_near_cluster = vec![false; n];
         for g in &groups {
-            let rep = representative(g, self.keep, &terms, &priority);
+            let rep = pick(g);
             let mut members = Vec::new();
             for &m in g {
                 in_near_cluster[m as usize] = true;
@@ -830,9 +909,15 @@ impl Pipeline {
         for &(a, b) in &extra {
             pairs.push(self.pair(&sketches, a, b, PairKind::HighRecall));
         }
+        // Old records are references: they keep no fate, and pairs among them are old news.
+        pairs.retain(|p| p.b as usize >= old);
+        clusters.retain(|c| c.members.last().is_some_and(|&m| m as usize >= old));
+        for f in &mut fates[..old] {
+            *f = Fate::Kept;
+        }
         pairs.sort_unstable_by_key(|p| (p.a, p.b));
         let mut kept = RoaringBitmap::new();
-        for (i, f) in fates.iter().enumerate() {
+        for (i, f) in fates.iter().enumerate().skip(old) {
             match f {
                 Fate::Kept => {
                     kept.insert(i as u32);
@@ -853,6 +938,8 @@ impl Pipeline {
             cluster: t_cluster.as_secs_f64(),
             ..Timings::default()
         };
+        stats.read -= old as u64;
+        stats.previous = old as u64;
         let d = Dedup {
             ids,
             fates,
@@ -861,6 +948,7 @@ impl Pipeline {
             kept,
             sketches,
             stats,
+            previous: old,
         };
         d.check_accounting()?;
         Ok(d)

@@ -88,7 +88,7 @@ impl SketchConfig {
     pub fn validate(&self) -> Result<()> {
         check_range("shingle_size", self.shingle_size as u64, 1, 64)?;
         check_range("minhashes", self.minhashes as u64, 1, 4096)?;
-        check_range("supershingles", self.supershingles as u64, 1, 64)?;
+        check_range("supershingles", self.supershingles as u64, 1, 256)?;
         if self.minhashes % self.supershingles != 0 {
             return Err(Error::SupershinglesDoNotDivide {
                 minhashes: self.minhashes,
@@ -134,7 +134,7 @@ impl SketchConfigBuilder {
         self
     }
 
-    /// Supershingles, `m'`: 1..=64 and dividing `m`. By default 6, of 14 min-values each
+    /// Supershingles, `m'`: 1..=256 and dividing `m`. By default 6, of 14 min-values each
     /// (seed 003).
     pub fn supershingles(&mut self, count: usize) -> &mut Self {
         self.config.supershingles = count;

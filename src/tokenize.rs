@@ -453,7 +453,11 @@ impl Tokenizer {
             // ASCII bytes up to the first non-ASCII one (all 64 in an ASCII block):
             // terms are the runs of set bits of `alnum`.
             let limit = high.trailing_zeros() as usize;
-            let valid = if limit == 64 { u64::MAX } else { (1u64 << limit) - 1 };
+            let valid = if limit == 64 {
+                u64::MAX
+            } else {
+                (1u64 << limit) - 1
+            };
             if (alnum | high) & 1 == 0 {
                 acc.flush(sink, title);
             }
@@ -462,7 +466,11 @@ impl Tokenizer {
                 let start = m.trailing_zeros() as usize;
                 let len = (!(m >> start)).trailing_zeros() as usize;
                 let end = start + len;
-                let run = if end == 64 { u64::MAX << start } else { ((1u64 << end) - 1) & (u64::MAX << start) };
+                let run = if end == 64 {
+                    u64::MAX << start
+                } else {
+                    ((1u64 << end) - 1) & (u64::MAX << start)
+                };
                 let term = &blk[start..end];
                 if end == limit {
                     // May continue in the next block or the next (non-ASCII) char.
@@ -486,7 +494,15 @@ impl Tokenizer {
 
     /// The byte-at-a-time scanner, from `i` until at least `until` (and a char
     /// boundary) or the end; returns where it stopped.
-    fn scan_scalar<S: Sink>(&self, s: &str, mut i: usize, until: usize, acc: &mut TermAcc, sink: &mut S, title: bool) -> usize {
+    fn scan_scalar<S: Sink>(
+        &self,
+        s: &str,
+        mut i: usize,
+        until: usize,
+        acc: &mut TermAcc,
+        sink: &mut S,
+        title: bool,
+    ) -> usize {
         let b = s.as_bytes();
         let n = b.len();
         while i < n && i < until {

@@ -180,7 +180,10 @@ mod properties {
 
     /// The definition: maximal alphanumeric runs, each char lower-cased.
     fn reference(s: &str) -> Vec<String> {
-        s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.chars().flat_map(char::to_lowercase).collect()).collect()
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.chars().flat_map(char::to_lowercase).collect())
+            .collect()
     }
 
     fn text_strategy() -> impl Strategy<Value = String> {

@@ -1,0 +1,430 @@
+//! Comparing algorithms on labelled pairs (seed 003's evaluation; issue "comparing
+//! algorithms").
+//!
+//! Each labelled pair is sketched with the pipeline's settings, every measure the library
+//! has is computed, and each algorithm's verdict at its configured threshold is scored
+//! against the label (`label ≥ positive_min` = near-duplicate). A sweep gives, per
+//! algorithm, precision and recall at every threshold and the best F1.
+
+use crate::broder::{estimated_resemblance, shared_supershingles};
+use crate::charikar::agreement;
+use crate::document::{Body, Document};
+use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::BufRead;
+use std::path::Path;
+
+/// A pair of documents with a human label.
+#[derive(Debug, Clone)]
+pub struct LabelledPair {
+    /// The pair's id (`id` field, or its line number).
+    pub id: String,
+    /// First document.
+    pub a: Document,
+    /// Second document.
+    pub b: Document,
+    /// The label; compared with [`EvalConfig::positive_min`].
+    pub label: f64,
+}
+
+/// Reads labelled pairs: one JSON object per line with `text_a`/`text_b` (or
+/// `html_a`/`html_b`), `label` (number), optional `url_a`/`url_b` or `url`, optional `id`.
+pub fn read_pairs(path: &Path) -> Result<Vec<LabelledPair>> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| Error::BadRecord {
+            source_name: path.display().to_string(),
+            record: n as u64 + 1,
+            id: None,
+            reason,
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+        let body = |side: &str| -> Result<Body> {
+            match (
+                v[format!("text_{side}")].as_str(),
+                v[format!("html_{side}")].as_str(),
+            ) {
+                (Some(t), _) => Ok(Body::Text(t.to_string())),
+                (None, Some(h)) => Ok(Body::Html(h.to_string())),
+                _ => Err(bad(format!("missing text_{side} (or html_{side})"))),
+            }
+        };
+        let label = v["label"]
+            .as_f64()
+            .ok_or_else(|| bad("missing numeric label".into()))?;
+        let url = |side: &str| {
+            v[format!("url_{side}")]
+                .as_str()
+                .or(v["url"].as_str())
+                .map(str::to_owned)
+        };
+        let id = v["id"]
+            .as_str()
+            .map_or_else(|| format!("line {}", n + 1), str::to_owned);
+        out.push(LabelledPair {
+            a: Document {
+                id: format!("{id}/a"),
+                url: url("a"),
+                body: body("a")?,
+                priority: None,
+            },
+            b: Document {
+                id: format!("{id}/b"),
+                url: url("b"),
+                body: body("b")?,
+                priority: None,
+            },
+            id,
+            label,
+        });
+    }
+    Ok(out)
+}
+
+/// Thresholds of the measures that are not pipeline settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalConfig {
+    /// Labels at or above this are near-duplicates. Default 1.
+    pub positive_min: f64,
+    /// simhash-64: near-duplicates at Hamming distance ≤ k. Default 3 (seeds 000/002).
+    pub simhash_k: u32,
+    /// minhash-estimate: near-duplicates at estimated resemblance ≥ this. Default 0.5.
+    pub estimate_min: f64,
+    /// jaccard: near-duplicates at exact shingle resemblance ≥ this. Default 0.5.
+    pub jaccard_min: f64,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            positive_min: 1.0,
+            simhash_k: 3,
+            estimate_min: 0.5,
+            jaccard_min: 0.5,
+        }
+    }
+}
+
+/// Every measure for one pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairScores {
+    /// The label.
+    pub label: f64,
+    /// Equal exact fingerprints.
+    pub exact: bool,
+    /// Agreeing supershingles.
+    pub shared_supershingles: usize,
+    /// Agreeing Charikar bits.
+    pub agreement: u32,
+    /// Hamming distance of the 64-bit simhashes.
+    pub simhash_distance: u32,
+    /// Fraction of agreeing min-values.
+    pub estimated_resemblance: f64,
+    /// Exact resemblance (Jaccard) of the shingle sets.
+    pub jaccard: f64,
+}
+
+/// Computes every measure for every pair, in parallel.
+pub fn score_pairs(pipeline: &Pipeline, pairs: &[LabelledPair]) -> Vec<PairScores> {
+    let sk = pipeline.sketcher();
+    pairs
+        .par_iter()
+        .map(|p| {
+            let (a, b) = (sk.analyze(&p.a), sk.analyze(&p.b));
+            let mut sa = a.shingles.clone();
+            let mut sb = b.shingles.clone();
+            sa.sort_unstable();
+            sa.dedup();
+            sb.sort_unstable();
+            sb.dedup();
+            let inter = count_common(&sa, &sb);
+            let union = sa.len() + sb.len() - inter;
+            PairScores {
+                label: p.label,
+                exact: a.sketch.exact == b.sketch.exact,
+                shared_supershingles: shared_supershingles(
+                    &a.sketch.supershingles,
+                    &b.sketch.supershingles,
+                ),
+                agreement: agreement(&a.sketch.charikar, &b.sketch.charikar),
+                simhash_distance: (a.sketch.simhash ^ b.sketch.simhash).count_ones(),
+                estimated_resemblance: estimated_resemblance(&a.min_values, &b.min_values),
+                jaccard: if union == 0 {
+                    0.0
+                } else {
+                    inter as f64 / union as f64
+                },
+            }
+        })
+        .collect()
+}
+
+fn count_common(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Confusion counts and derived measures.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Confusion {
+    /// True positives.
+    pub tp: u64,
+    /// False positives.
+    pub fp: u64,
+    /// False negatives.
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    /// True negatives.
+    pub tn: u64,
+    /// tp / (tp + fp); 0 when nothing is predicted positive.
+    pub precision: f64,
+    /// tp / (tp + fn); 0 when there are no positives.
+    pub recall: f64,
+    /// Harmonic mean of precision and recall; 0 when both are 0.
+    pub f1: f64,
+}
+
+impl Confusion {
+    /// Counts `(predicted, actual)` outcomes.
+    pub fn of(outcomes: impl IntoIterator<Item = (bool, bool)>) -> Self {
+        let mut c = Confusion::default();
+        for (pred, actual) in outcomes {
+            match (pred, actual) {
+                (true, true) => c.tp += 1,
+                (true, false) => c.fp += 1,
+                (false, true) => c.fn_ += 1,
+                (false, false) => c.tn += 1,
+            }
+        }
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        c.precision = ratio(c.tp, c.tp + c.fp);
+        c.recall = ratio(c.tp, c.tp + c.fn_);
+        c.f1 = if c.precision + c.recall == 0.0 {
+            0.0
+        } else {
+            2.0 * c.precision * c.recall / (c.precision + c.recall)
+        };
+        c
+    }
+}
+
+/// One point of a sweep: the rule "score ≥ threshold".
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// The threshold (inclusive).
+    pub threshold: f64,
+    /// Precision there.
+    pub precision: f64,
+    /// Recall there.
+    pub recall: f64,
+    /// F1 there.
+    pub f1: f64,
+}
+
+/// One algorithm's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlgorithmResult {
+    /// Name.
+    pub name: String,
+    /// Its parameters.
+    pub params: serde_json::Value,
+    /// Counts and measures at the configured parameters.
+    #[serde(flatten)]
+    pub confusion: Confusion,
+    /// Precision/recall at every threshold of its score (with `--sweep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Vec<SweepPoint>>,
+    /// The sweep point of best F1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best: Option<SweepPoint>,
+}
+
+/// The whole evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    /// Pairs labelled near-duplicate.
+    pub positives: u64,
+    /// Other pairs.
+    pub negatives: u64,
+    /// One entry per algorithm.
+    pub algorithms: Vec<AlgorithmResult>,
+}
+
+/// Precision/recall of "score ≥ t" for every distinct score `t`, highest first.
+pub fn sweep(scores: &[(f64, bool)]) -> Vec<SweepPoint> {
+    let mut s: Vec<(f64, bool)> = scores.to_vec();
+    s.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let positives = s.iter().filter(|x| x.1).count() as f64;
+    let mut out = Vec::new();
+    let (mut tp, mut fp) = (0.0, 0.0);
+    let mut i = 0;
+    while i < s.len() {
+        let t = s[i].0;
+        while i < s.len() && s[i].0 == t {
+            if s[i].1 {
+                tp += 1.0
+            } else {
+                fp += 1.0
+            }
+            i += 1;
+        }
+        let precision = tp / (tp + fp);
+        let recall = if positives == 0.0 {
+            0.0
+        } else {
+            tp / positives
+        };
+        let f1 = if precision + recall == 0.0 {
+            0.0
+        } else {
+            2.0 * precision * recall / (precision + recall)
+        };
+        out.push(SweepPoint {
+            threshold: t,
+            precision,
+            recall,
+            f1,
+        });
+    }
+    out
+}
+
+/// Scores every algorithm; `broder`, `charikar`, `combined` and
+/// `combined-high-recall` use the pipeline's settings.
+pub fn evaluate(
+    pipeline: &Pipeline,
+    scores: &[PairScores],
+    cfg: &EvalConfig,
+    with_sweep: bool,
+) -> EvalReport {
+    let min_shared = pipeline.min_shared();
+    let t = pipeline.charikar_threshold();
+    let hr = pipeline.high_recall_threshold();
+    let actual: Vec<bool> = scores.iter().map(|s| s.label >= cfg.positive_min).collect();
+    let positives = actual.iter().filter(|&&a| a).count() as u64;
+    // (name, params, verdict, score for the sweep: higher = more similar)
+    type Rule<'a> = (
+        &'a str,
+        serde_json::Value,
+        Box<dyn Fn(&PairScores) -> bool + 'a>,
+        Option<Box<dyn Fn(&PairScores) -> f64 + 'a>>,
+    );
+    let rules: Vec<Rule<'_>> = vec![
+        (
+            "broder",
+            serde_json::json!({"min_shared": min_shared}),
+            Box::new(move |s| s.shared_supershingles >= min_shared),
+            Some(Box::new(|s| s.shared_supershingles as f64)),
+        ),
+        (
+            "charikar",
+            serde_json::json!({"min_agreement": t}),
+            Box::new(move |s| s.agreement >= t),
+            Some(Box::new(|s| s.agreement as f64)),
+        ),
+        (
+            "combined",
+            serde_json::json!({"min_shared": min_shared, "min_agreement": t}),
+            Box::new(move |s| s.shared_supershingles >= min_shared && s.agreement >= t),
+            Some(Box::new(move |s| {
+                if s.shared_supershingles >= min_shared {
+                    s.agreement as f64
+                } else {
+                    -1.0
+                }
+            })),
+        ),
+        (
+            "combined-high-recall",
+            serde_json::json!({"min_shared": min_shared, "min_agreement": t, "high_recall": hr}),
+            Box::new(move |s| {
+                (s.shared_supershingles >= min_shared && s.agreement >= t)
+                    || hr.is_some_and(|h| s.agreement >= h)
+            }),
+            Some(Box::new(move |s| {
+                if s.shared_supershingles >= min_shared && s.agreement >= t {
+                    1e9
+                } else {
+                    s.agreement as f64
+                }
+            })),
+        ),
+        (
+            "simhash64",
+            serde_json::json!({"max_distance": cfg.simhash_k}),
+            Box::new(|s| s.simhash_distance <= cfg.simhash_k),
+            Some(Box::new(|s| -(s.simhash_distance as f64))),
+        ),
+        ("exact", serde_json::json!({}), Box::new(|s| s.exact), None),
+        (
+            "minhash-estimate",
+            serde_json::json!({"min_resemblance": cfg.estimate_min}),
+            Box::new(|s| s.estimated_resemblance >= cfg.estimate_min),
+            Some(Box::new(|s| s.estimated_resemblance)),
+        ),
+        (
+            "jaccard",
+            serde_json::json!({"min_resemblance": cfg.jaccard_min}),
+            Box::new(|s| s.jaccard >= cfg.jaccard_min),
+            Some(Box::new(|s| s.jaccard)),
+        ),
+    ];
+    let k = pipeline.sketcher().config().shingle_size;
+    let algorithms = rules
+        .into_iter()
+        .map(|(name, mut params, verdict, score)| {
+            if let serde_json::Value::Object(m) = &mut params {
+                m.insert("shingle_size".into(), k.into());
+            }
+            let confusion =
+                Confusion::of(scores.iter().zip(&actual).map(|(s, &a)| (verdict(s), a)));
+            let sw = (with_sweep)
+                .then(|| {
+                    score.as_ref().map(|f| {
+                        sweep(
+                            &scores
+                                .iter()
+                                .zip(&actual)
+                                .map(|(s, &a)| (f(s), a))
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                })
+                .flatten();
+            let best = sw
+                .as_ref()
+                .and_then(|v| v.iter().max_by(|a, b| a.f1.total_cmp(&b.f1)).cloned());
+            AlgorithmResult {
+                name: name.to_string(),
+                params,
+                confusion,
+                sweep: sw,
+                best,
+            }
+        })
+        .collect();
+    EvalReport {
+        positives,
+        negatives: scores.len() as u64 - positives,
+        algorithms,
+    }
+}

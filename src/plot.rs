@@ -1,0 +1,95 @@
+//! Small SVG charts (precision–recall curves) with labelled axes and a legend.
+//!
+//! Plain SVG 1.1 text, so the files open in any browser and diff well.
+
+const COLORS: &[&str] = &[
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22",
+];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Precision–recall curves: each series is `(name, [(recall, precision)])`, drawn on
+/// [0,1]×[0,1] with a grid, axis labels and a legend.
+pub fn pr_curves(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    let (w, h, left, top, pw, ph) = (860.0, 560.0, 70.0, 50.0, 560.0, 440.0);
+    let x = |r: f64| left + r.clamp(0.0, 1.0) * pw;
+    let y = |p: f64| top + (1.0 - p.clamp(0.0, 1.0)) * ph;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"28\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
+        left + pw / 2.0,
+        esc(title)
+    );
+    for k in 0..=10 {
+        let v = k as f64 / 10.0;
+        s += &format!(
+            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\n",
+            x(v),
+            y(0.0),
+            x(v),
+            y(1.0)
+        );
+        s += &format!(
+            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\n",
+            x(0.0),
+            y(v),
+            x(1.0),
+            y(v)
+        );
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{v:.1}</text>\n",
+            x(v),
+            y(0.0) + 18.0
+        );
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>\n",
+            x(0.0) - 6.0,
+            y(v) + 4.0
+        );
+    }
+    s += &format!("<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"black\"/>\n");
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">recall</text>\n",
+        left + pw / 2.0,
+        top + ph + 40.0
+    );
+    s += &format!(
+        "<text x=\"18\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1})\">precision</text>\n",
+        top + ph / 2.0,
+        top + ph / 2.0
+    );
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let c = COLORS[i % COLORS.len()];
+        let mut sorted = pts.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let path: Vec<String> = sorted
+            .iter()
+            .map(|&(r, p)| format!("{:.1},{:.1}", x(r), y(p)))
+            .collect();
+        s += &format!(
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            path.join(" ")
+        );
+        for &(r, p) in &sorted {
+            s += &format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{c}\"/>\n",
+                x(r),
+                y(p)
+            );
+        }
+        let ly = top + 10.0 + i as f64 * 22.0;
+        s += &format!("<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{c}\" stroke-width=\"3\"/>\n", left + pw + 20.0, left + pw + 44.0);
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+            left + pw + 50.0,
+            ly + 4.0,
+            esc(name)
+        );
+    }
+    s += "</svg>\n";
+    s
+}
