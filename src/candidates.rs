@@ -8,8 +8,11 @@
 //! * [`Supershingles`] — pairs sharing at least `r` supershingles (same slot, same
 //!   value). For `r ≥ 2` the documents are bucketed by megashingle (one pass per pair of
 //!   slots), so sharing any bucket already means "≥ 2 agree" and the iceberg query is
-//!   plain bucketing; for `r = 1` by supershingle. Each pair found is checked against
-//!   its sketches for `≥ r`.
+//!   plain bucketing; for `r = 1` by supershingle; when there are so many slots that
+//!   pairs of slots would take more than [`MAX_MEGASHINGLE_PASSES`] passes, by
+//!   `m' − r + 1` contiguous groups of slots (pigeonhole: at most `m' − r` slots
+//!   disagree, so some group agrees entirely). Each pair found is checked against its
+//!   sketches for `≥ r`; every pair with `≥ r` agreeing slots is found.
 //! * [`CharikarBlocks`] — every pair whose Charikar projections differ in at most `h`
 //!   bits, by pigeonhole: the `b` bits split into `h + 1` blocks, and two fingerprints
 //!   within distance `h` agree on at least one whole block.
@@ -174,6 +177,12 @@ fn finish(mut pairs: Vec<(u32, u32)>, stats: &mut CandidateStats) -> Vec<(u32, u
     pairs
 }
 
+/// Megashingle passes (C(m', 2)) above which [`Supershingles`] buckets by groups of
+/// slots instead.
+pub const MAX_MEGASHINGLE_PASSES: usize = 64;
+/// Seed base of slot-group keys.
+const GROUP_SEED: u64 = 0x4752_4f55_504b_4559; // "GROUPKEY"
+
 /// Candidates: pairs sharing at least `min_shared` supershingles (seed 003: r = 2 of 6).
 #[derive(Debug, Clone)]
 pub struct Supershingles {
@@ -210,6 +219,30 @@ impl CandidateGenerator for Supershingles {
                         .map(|&d| (sk.get(d as usize).supershingles[s], d)),
                 );
                 bucket_pairs(&mut keys, self.limits, stats, &mut out, |_, _| true);
+                dedup(&mut out);
+            }
+        } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
+            // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
+            // into m' − r + 1 contiguous groups, some group agrees entirely.
+            let groups = slots - r + 1;
+            for g in 0..groups {
+                let (s0, s1) = (g * slots / groups, (g + 1) * slots / groups);
+                keys.clear();
+                keys.extend(active.iter().map(|&d| {
+                    (
+                        combine(
+                            &sk.get(d as usize).supershingles[s0..s1],
+                            GROUP_SEED.wrapping_add(g as u64),
+                        ),
+                        d,
+                    )
+                }));
+                bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
+                    shared_supershingles(
+                        sk.get(a as usize).supershingles,
+                        sk.get(b as usize).supershingles,
+                    ) >= r
+                });
                 dedup(&mut out);
             }
         } else {

@@ -318,6 +318,9 @@ pub fn evaluate(
 ) -> EvalReport {
     let min_shared = pipeline.min_shared();
     let t = pipeline.charikar_threshold();
+    let acc = pipeline.accept_shared();
+    let stage2 =
+        move |s: &PairScores| s.agreement >= t || acc.is_some_and(|a| s.shared_supershingles >= a);
     let hr = pipeline.high_recall_threshold();
     let actual: Vec<bool> = scores.iter().map(|s| s.label >= cfg.positive_min).collect();
     let positives = actual.iter().filter(|&&a| a).count() as u64;
@@ -343,8 +346,8 @@ pub fn evaluate(
         ),
         (
             "combined",
-            serde_json::json!({"min_shared": min_shared, "min_agreement": t}),
-            Box::new(move |s| s.shared_supershingles >= min_shared && s.agreement >= t),
+            serde_json::json!({"min_shared": min_shared, "min_agreement": t, "or_min_shared": acc}),
+            Box::new(move |s| s.shared_supershingles >= min_shared && stage2(s)),
             Some(Box::new(move |s| {
                 if s.shared_supershingles >= min_shared {
                     s.agreement as f64
@@ -355,13 +358,13 @@ pub fn evaluate(
         ),
         (
             "combined-high-recall",
-            serde_json::json!({"min_shared": min_shared, "min_agreement": t, "high_recall": hr}),
+            serde_json::json!({"min_shared": min_shared, "min_agreement": t, "or_min_shared": acc, "high_recall": hr}),
             Box::new(move |s| {
-                (s.shared_supershingles >= min_shared && s.agreement >= t)
+                (s.shared_supershingles >= min_shared && stage2(s))
                     || hr.is_some_and(|h| s.agreement >= h)
             }),
             Some(Box::new(move |s| {
-                if s.shared_supershingles >= min_shared && s.agreement >= t {
+                if s.shared_supershingles >= min_shared && stage2(s) {
                     1e9
                 } else {
                     s.agreement as f64

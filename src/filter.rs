@@ -13,19 +13,31 @@ pub trait PairFilter: Send + Sync + std::fmt::Debug {
 }
 
 /// Keep a pair iff its Charikar agreement is at least `min_agreement` bits, inclusive
-/// (seed 003: 372 of 384).
+/// (seed 003: 372 of 384), or, when `or_min_shared` is set, it shares at least that many
+/// supershingles.
 #[derive(Debug, Clone, Copy)]
 pub struct CharikarFilter {
     /// Minimum number of agreeing bits, inclusive.
     pub min_agreement: u32,
+    /// Also keep pairs with at least this many agreeing supershingles (inclusive).
+    pub or_min_shared: Option<usize>,
 }
 
 impl PairFilter for CharikarFilter {
     fn name(&self) -> String {
-        format!("charikar(agreement>={})", self.min_agreement)
+        match self.or_min_shared {
+            None => format!("charikar(agreement>={})", self.min_agreement),
+            Some(r) => format!(
+                "charikar(agreement>={}) or broder(shared>={r})",
+                self.min_agreement
+            ),
+        }
     }
     fn accept(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         agreement(a.charikar, b.charikar) >= self.min_agreement
+            || self
+                .or_min_shared
+                .is_some_and(|r| shared_supershingles(a.supershingles, b.supershingles) >= r)
     }
 }
 

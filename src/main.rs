@@ -143,6 +143,13 @@ enum PresetArg {
 
 #[derive(Clone, Copy, ValueEnum, Deserialize)]
 #[serde(rename_all = "lowercase")]
+enum FeaturesArg {
+    Terms,
+    Shingles,
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum ClusterModeArg {
     Transitive,
     Verified,
@@ -179,6 +186,9 @@ struct Params {
     /// Bits of the Charikar projection, a multiple of 64 [default: 384].
     #[arg(long)]
     charikar_bits: Option<usize>,
+    /// Features of the Charikar projection: terms or shingles [default: terms].
+    #[arg(long, value_enum)]
+    charikar_features: Option<FeaturesArg>,
     /// Keep a candidate iff at least this many Charikar bits agree [default: 372].
     #[arg(long)]
     charikar_threshold: Option<u32>,
@@ -225,6 +235,7 @@ impl Params {
             supershingles,
             min_shared,
             charikar_bits,
+            charikar_features,
             charikar_threshold,
             high_recall,
             cluster_mode,
@@ -258,6 +269,12 @@ impl Params {
             }
             if let Some(v) = self.charikar_bits {
                 c.charikar_bits = v;
+            }
+            if let Some(f) = self.charikar_features {
+                c.charikar_features = match f {
+                    FeaturesArg::Terms => neardup::Features::Terms,
+                    FeaturesArg::Shingles => neardup::Features::Shingles,
+                };
             }
             if let Some(v) = self.seed {
                 c.seed = v;

@@ -76,6 +76,90 @@ fn pairs_equal_brute_force_of_the_same_definition() {
 }
 
 #[test]
+fn many_slots_use_pigeonhole_groups_and_stay_exact() {
+    // 84 supershingles of 2 min-values: C(84, 2) megashingle passes would be too many,
+    // so stage one buckets by groups of slots; it must still find every pair with ≥ r.
+    let corpus = generate(&SynthConfig {
+        base_documents: 200,
+        words: (30, 120),
+        vocabulary: 300,
+        duplicate_rate: 0.5,
+        edit_words: (1, 6),
+        seed: 21,
+        ..SynthConfig::default()
+    });
+    let cfg = SketchConfig::builder()
+        .shingle_size(3)
+        .minhashes(168)
+        .supershingles(84)
+        .build()
+        .unwrap();
+    for &r in &[20usize, 35, 60] {
+        let d = Pipeline::builder()
+            .sketch_config(cfg.clone())
+            .min_shared(r)
+            .charikar_threshold(0)
+            .build()
+            .unwrap()
+            .run(corpus.documents.clone())
+            .unwrap();
+        let want = brute_force(&d, r, 0);
+        assert!(!want.is_empty(), "r={r}");
+        assert_eq!(near_pairs(&d), want, "r={r}");
+        assert_eq!(d.stats.candidates.passes as usize, 84 - r + 1);
+    }
+}
+
+#[test]
+fn recall_preset_keeps_candidates_by_charikar_or_many_shared_supershingles() {
+    let corpus = generate(&SynthConfig {
+        base_documents: 150,
+        words: (40, 150),
+        vocabulary: 400,
+        duplicate_rate: 0.6,
+        edit_words: (2, 8),
+        seed: 5,
+        ..SynthConfig::default()
+    });
+    let p = Pipeline::builder()
+        .preset(neardup::Preset::Recall)
+        .build()
+        .unwrap();
+    assert_eq!(
+        (p.min_shared(), p.charikar_threshold(), p.accept_shared()),
+        (35, 815, Some(51))
+    );
+    let d = p.run(corpus.documents.clone()).unwrap();
+    let mut want = BTreeSet::new();
+    let active: Vec<u32> = (0..d.fates.len() as u32)
+        .filter(|&i| {
+            !matches!(
+                d.fates[i as usize],
+                Fate::ExactDuplicate { .. } | Fate::Rejected { .. }
+            )
+        })
+        .collect();
+    for (x, &a) in active.iter().enumerate() {
+        for &b in &active[x + 1..] {
+            let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
+            let shared = shared_supershingles(sa.supershingles, sb.supershingles);
+            if shared >= 35 && (agreement(sa.charikar, sb.charikar) >= 815 || shared >= 51) {
+                want.insert((a, b));
+            }
+        }
+    }
+    assert!(want.len() > 20);
+    assert_eq!(near_pairs(&d), want);
+    // The recall preset finds more of the planted variants than the paper preset.
+    let paper = Pipeline::builder()
+        .build()
+        .unwrap()
+        .run(corpus.documents)
+        .unwrap();
+    assert!(d.stats.near_duplicates > paper.stats.near_duplicates);
+}
+
+#[test]
 fn finds_planted_near_duplicates_and_nothing_unrelated() {
     let corpus = generate(&SynthConfig {
         base_documents: 400,
