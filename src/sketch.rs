@@ -89,13 +89,13 @@ impl SketchConfig {
         check_range("shingle_size", self.shingle_size as u64, 1, 64)?;
         check_range("minhashes", self.minhashes as u64, 1, 4096)?;
         check_range("supershingles", self.supershingles as u64, 1, 256)?;
-        if self.minhashes % self.supershingles != 0 {
+        if !self.minhashes.is_multiple_of(self.supershingles) {
             return Err(Error::SupershinglesDoNotDivide {
                 minhashes: self.minhashes,
                 supershingles: self.supershingles,
             });
         }
-        if self.charikar_bits % 64 != 0 || !(64..=1024).contains(&self.charikar_bits) {
+        if !self.charikar_bits.is_multiple_of(64) || !(64..=1024).contains(&self.charikar_bits) {
             return Err(Error::CharikarBits(self.charikar_bits));
         }
         check_range("title_weight", self.title_weight as u64, 1, 1_000_000)?;
