@@ -401,30 +401,18 @@ impl Reader {
                     if !rec.rtype.eq_ignore_ascii_case("response") {
                         continue;
                     }
-                    let id = rec.id.clone();
-                    let doc =
-                        http_payload(&rec.body).and_then(|p| match String::from_utf8(p.to_vec()) {
-                            Ok(html) => Ok(html),
-                            Err(_) => Err("invalid UTF-8 in payload".to_string()),
-                        });
-                    return match doc {
-                        Ok(html) => Ok(Some(RawRecord {
+                    let source = self.inputs[self.current].name.clone();
+                    return match warc_document(rec, at, &source) {
+                        Ok(doc) => Ok(Some(RawRecord {
                             position: Position {
                                 input: self.current,
                                 at,
                                 file: None,
                             },
                             raw: None,
-                            doc: Some(Ok(Document {
-                                id: id.unwrap_or_else(|| {
-                                    format!("{}@{at}", self.inputs[self.current].name)
-                                }),
-                                url: rec.uri,
-                                body: Body::Html(html),
-                                priority: None,
-                            })),
+                            doc: Some(Ok(doc)),
                         })),
-                        Err(reason) => self.bad(at, id, reason),
+                        Err(rej) => self.bad(at, rej.id, rej.reason),
                     };
                 }
                 Err(reason) => {
@@ -583,6 +571,48 @@ pub fn parse_json_record(
         body,
         priority,
     })
+}
+
+/// Reads WARC records from bytes (uncompressed): a document for each `response`
+/// record, a rejection for each one that cannot be used; reading stops with a
+/// rejection at the first malformed or cut record.
+pub fn parse_warc(data: &[u8]) -> Vec<std::result::Result<Document, Rejection>> {
+    let mut r: std::io::BufReader<&[u8]> = std::io::BufReader::new(data);
+    let mut offset = 0u64;
+    let mut out = Vec::new();
+    loop {
+        let at = offset;
+        match read_warc_record(&mut r, &mut offset) {
+            Ok(None) => return out,
+            Ok(Some(rec)) if rec.rtype.eq_ignore_ascii_case("response") => {
+                out.push(warc_document(rec, at, "warc"));
+            }
+            Ok(Some(_)) => {}
+            Err(reason) => {
+                out.push(Err(Rejection { id: None, reason }));
+                return out;
+            }
+        }
+    }
+}
+
+fn warc_document(
+    rec: WarcRecord,
+    at: u64,
+    source: &str,
+) -> std::result::Result<Document, Rejection> {
+    let id = rec.id.clone();
+    match http_payload(&rec.body).and_then(|p| {
+        String::from_utf8(p.to_vec()).map_err(|_| "invalid UTF-8 in payload".to_string())
+    }) {
+        Ok(html) => Ok(Document {
+            id: id.unwrap_or_else(|| format!("{source}@{at}")),
+            url: rec.uri,
+            body: Body::Html(html),
+            priority: None,
+        }),
+        Err(reason) => Err(Rejection { id, reason }),
+    }
 }
 
 struct WarcRecord {
