@@ -341,3 +341,42 @@ impl CandidateGenerator for CharikarBlocks {
         finish(out, stats)
     }
 }
+
+/// Candidates: pairs sharing at least one Pugh bucket checksum (seed 004), same repeat
+/// and list; empty lists never match. The sketches must carry checksums
+/// ([`crate::SketchConfig::pugh`]).
+#[derive(Debug, Clone)]
+pub struct PughChecksums {
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for PughChecksums {
+    fn name(&self) -> String {
+        "pugh(shared>=1)".into()
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        if sk.is_empty() {
+            return out;
+        }
+        let width = sk.get(0).pugh.len();
+        let mut keys = Vec::with_capacity(active.len());
+        for slot in 0..width {
+            keys.clear();
+            keys.extend(active.iter().filter_map(|&d| {
+                let v = sk.get(d as usize).pugh[slot];
+                (v != 0).then_some((v, d))
+            }));
+            bucket_pairs(&mut keys, self.limits, stats, &mut out, |_, _| true);
+            dedup(&mut out);
+        }
+        finish(out, stats)
+    }
+}

@@ -130,11 +130,20 @@ pub struct PairScores {
     pub estimated_resemblance: f64,
     /// Exact resemblance (Jaccard) of the shingle sets.
     pub jaccard: f64,
+    /// Agreeing Pugh bucket checksums (the configured ones, else 4 lists, 1 repeat).
+    pub pugh_shared: usize,
 }
 
 /// Computes every measure for every pair, in parallel.
 pub fn score_pairs(pipeline: &Pipeline, pairs: &[LabelledPair]) -> Vec<PairScores> {
     let sk = pipeline.sketcher();
+    let pcfg = sk.config().pugh.unwrap_or_default();
+    let pugh = crate::pugh::Pugh::new(pcfg, sk.config().seed);
+    let checksums = |terms: &[u64], shingles: &[u64]| {
+        let mut v = vec![0u64; pcfg.width()];
+        pugh.checksums(if pcfg.shingles { shingles } else { terms }, &mut v);
+        v
+    };
     pairs
         .par_iter()
         .map(|p| {
@@ -162,6 +171,10 @@ pub fn score_pairs(pipeline: &Pipeline, pairs: &[LabelledPair]) -> Vec<PairScore
                 } else {
                     inter as f64 / union as f64
                 },
+                pugh_shared: crate::pugh::Pugh::shared(
+                    &checksums(&a.terms, &a.shingles),
+                    &checksums(&b.terms, &b.shingles),
+                ),
             }
         })
         .collect()
@@ -317,6 +330,7 @@ pub fn evaluate(
     with_sweep: bool,
 ) -> EvalReport {
     let min_shared = pipeline.min_shared();
+    let pcfg = pipeline.sketcher().config().pugh.unwrap_or_default();
     let t = pipeline.charikar_threshold();
     let acc = pipeline.accept_shared();
     let stage2 =
@@ -376,6 +390,12 @@ pub fn evaluate(
             serde_json::json!({"max_distance": cfg.simhash_k}),
             Box::new(|s| s.simhash_distance <= cfg.simhash_k),
             Some(Box::new(|s| -(s.simhash_distance as f64))),
+        ),
+        (
+            "pugh",
+            serde_json::json!({"lists": pcfg.lists, "repeats": pcfg.repeats, "order": pcfg.order}),
+            Box::new(|s| s.pugh_shared >= 1),
+            Some(Box::new(|s| s.pugh_shared as f64)),
         ),
         ("exact", serde_json::json!({}), Box::new(|s| s.exact), None),
         (

@@ -2,7 +2,7 @@
 //!
 //! Every reader yields one item per input record with its position, so a record is
 //! never silently lost: a record that cannot be used becomes a
-//! [`Rejection`](crate::pipeline::Rejection) with the reason, and an input that cannot
+//! [`Rejection`] with the reason, and an input that cannot
 //! be read to its end (truncated gzip, cut WARC) yields one rejection naming the
 //! position where reading stopped.
 //!

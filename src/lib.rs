@@ -89,6 +89,7 @@ pub mod hash;
 pub mod io;
 pub mod pipeline;
 pub mod plot;
+pub mod pugh;
 pub mod shingle;
 pub mod simd;
 pub mod sketch;

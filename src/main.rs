@@ -142,6 +142,14 @@ enum PresetArg {
 }
 
 #[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum CandidatesArg {
+    Broder,
+    Pugh,
+    CharikarBlocks,
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum FeaturesArg {
     Terms,
@@ -180,6 +188,22 @@ struct Params {
     /// Supershingles (divides the min-hash count) [default: 6].
     #[arg(long)]
     supershingles: Option<usize>,
+    /// Stage one: broder (supershingles), pugh (bucket checksums) or charikar-blocks
+    /// (Charikar distance ≤ --block-distance) [default: broder].
+    #[arg(long, value_enum)]
+    candidates: Option<CandidatesArg>,
+    /// Pugh: lists per repeat [default: 4].
+    #[arg(long)]
+    pugh_lists: Option<usize>,
+    /// Pugh: independent repeats [default: 1].
+    #[arg(long)]
+    pugh_repeats: Option<usize>,
+    /// Pugh: order-sensitive list fingerprints instead of order-insensitive.
+    #[arg(long)]
+    pugh_ordered: Option<bool>,
+    /// charikar-blocks: maximum Hamming distance of candidates [default: 12].
+    #[arg(long)]
+    block_distance: Option<u32>,
     /// Candidates share at least this many supershingles [default: 2].
     #[arg(long)]
     min_shared: Option<usize>,
@@ -230,6 +254,11 @@ impl Params {
         macro_rules! fill { ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = file.$f; } )* } }
         fill!(
             preset,
+            candidates,
+            pugh_lists,
+            pugh_repeats,
+            pugh_ordered,
+            block_distance,
             shingle,
             minhashes,
             supershingles,
@@ -282,6 +311,38 @@ impl Params {
         }
         if let Some(v) = self.min_shared {
             b.min_shared(v);
+        }
+        let limits = neardup::candidates::BucketLimits::default();
+        let pugh_cfg = neardup::pugh::PughConfig {
+            lists: self.pugh_lists.unwrap_or(4),
+            repeats: self.pugh_repeats.unwrap_or(1),
+            order: if self.pugh_ordered.unwrap_or(false) {
+                neardup::pugh::Order::Sensitive
+            } else {
+                neardup::pugh::Order::Insensitive
+            },
+            shingles: false,
+        };
+        match self.candidates {
+            None | Some(CandidatesArg::Broder) => {}
+            Some(CandidatesArg::Pugh) => {
+                b.sketch_config_mut().pugh = Some(pugh_cfg);
+                b.candidates(Arc::new(neardup::candidates::PughChecksums { limits }));
+            }
+            Some(CandidatesArg::CharikarBlocks) => {
+                b.candidates(Arc::new(neardup::candidates::CharikarBlocks {
+                    max_distance: self.block_distance.unwrap_or(12),
+                    limits,
+                }));
+            }
+        }
+        if self.candidates.is_none()
+            && (self.pugh_lists.is_some()
+                || self.pugh_repeats.is_some()
+                || self.pugh_ordered.is_some())
+        {
+            // Pugh settings without Pugh candidates: checksums for `eval` and `pair`.
+            b.sketch_config_mut().pugh = Some(pugh_cfg);
         }
         if let Some(v) = self.charikar_threshold {
             b.charikar_threshold(v);

@@ -682,6 +682,7 @@ impl Pipeline {
             simhash: 0,
             exact: 0,
             terms: 0,
+            pugh: Vec::new(),
         };
         let mut batch: Vec<T> = Vec::with_capacity(self.chunk_records);
         let mut iter = records.into_iter();

@@ -14,7 +14,7 @@ fn esc(s: &str) -> String {
 }
 
 /// Precision–recall curves: each series is `(name, [(recall, precision)])`, drawn on
-/// [0,1]×[0,1] with a grid, axis labels and a legend.
+/// the unit square (recall × precision) with a grid, axis labels and a legend.
 pub fn pr_curves(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
     let (w, h, left, top, pw, ph) = (860.0, 560.0, 70.0, 50.0, 560.0, 440.0);
     let x = |r: f64| left + r.clamp(0.0, 1.0) * pw;

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! a polynomial over whole term fingerprints (so token boundaries cannot collide) that
-//! is updated in O(1) per position, then finalized with [`mix64`](crate::hash::mix64).
+//! is updated in O(1) per position, then finalized with [`mix64`].
 //! A document of `n ≥ k` terms has `n − k + 1` shingles (`n` with wrap-around, where
 //! windows continue at the start of the document); a document of `0 < n < k` terms has
 //! one shingle of all its terms; an empty document has none.

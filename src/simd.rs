@@ -8,7 +8,7 @@
 //! paths directly.
 #![allow(unsafe_code)]
 
-/// Which code path [`with_best`] takes on this CPU.
+/// Which code path the vector kernels take on this CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     /// AVX-512 F/DQ/BW/VL.

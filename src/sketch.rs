@@ -52,6 +52,9 @@ pub struct SketchConfig {
     /// Seed mixed into every random parameter; sketches with different seeds are
     /// incomparable.
     pub seed: u64,
+    /// Pugh bucket checksums ([`crate::pugh`]), computed only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pugh: Option<crate::pugh::PughConfig>,
 }
 
 impl Default for SketchConfig {
@@ -68,6 +71,7 @@ impl Default for SketchConfig {
             term_weights: Vec::new(),
             title_weight: 1,
             seed: 0,
+            pugh: None,
         }
     }
 }
@@ -99,6 +103,9 @@ impl SketchConfig {
             return Err(Error::CharikarBits(self.charikar_bits));
         }
         check_range("title_weight", self.title_weight as u64, 1, 1_000_000)?;
+        if let Some(p) = &self.pugh {
+            p.validate()?;
+        }
         Ok(())
     }
 
@@ -186,6 +193,13 @@ impl SketchConfigBuilder {
         self
     }
 
+    /// Also compute Pugh bucket checksums with these settings (seed 004). By default
+    /// off.
+    pub fn pugh(&mut self, p: Option<crate::pugh::PughConfig>) -> &mut Self {
+        self.config.pugh = p;
+        self
+    }
+
     /// Seed mixed into every random parameter. By default 0.
     pub fn seed(&mut self, seed: u64) -> &mut Self {
         self.config.seed = seed;
@@ -213,6 +227,9 @@ pub struct Sketch {
     pub exact: u128,
     /// Number of terms after stop-word removal.
     pub terms: u32,
+    /// Pugh bucket checksums, `R · L` (0 = empty list); empty when not configured.
+    #[serde(default)]
+    pub pugh: Vec<u64>,
 }
 
 impl Sketch {
@@ -224,6 +241,7 @@ impl Sketch {
             simhash: self.simhash,
             exact: self.exact,
             terms: self.terms,
+            pugh: &self.pugh,
         }
     }
 }
@@ -241,6 +259,8 @@ pub struct SketchRef<'a> {
     pub exact: u128,
     /// Term count.
     pub terms: u32,
+    /// Pugh checksums (empty when not configured).
+    pub pugh: &'a [u64],
 }
 
 impl SketchRef<'_> {
@@ -252,6 +272,7 @@ impl SketchRef<'_> {
             simhash: self.simhash,
             exact: self.exact,
             terms: self.terms,
+            pugh: self.pugh.to_vec(),
         }
     }
 }
@@ -266,6 +287,10 @@ pub struct Sketches {
     simhash: Vec<u64>,
     exact: Vec<u128>,
     terms: Vec<u32>,
+    #[serde(default)]
+    pw: usize,
+    #[serde(default)]
+    pugh: Vec<u64>,
 }
 
 impl Sketches {
@@ -274,6 +299,7 @@ impl Sketches {
         Sketches {
             ss: config.supershingles,
             words: config.charikar_bits / 64,
+            pw: config.pugh.map_or(0, |p| p.width()),
             ..Default::default()
         }
     }
@@ -297,6 +323,13 @@ impl Sketches {
         self.simhash.push(s.simhash);
         self.exact.push(s.exact);
         self.terms.push(s.terms);
+        let mut p = s
+            .pugh
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(0))
+            .take(self.pw);
+        self.pugh.extend(&mut p);
     }
 
     /// The sketch at ordinal `i`.
@@ -308,12 +341,13 @@ impl Sketches {
             simhash: self.simhash[i],
             exact: self.exact[i],
             terms: self.terms[i],
+            pugh: &self.pugh[i * self.pw..(i + 1) * self.pw],
         }
     }
 
     /// Bytes of sketch data per document.
     pub fn bytes_per_document(&self) -> usize {
-        self.ss * 8 + self.words * 8 + 8 + 16 + 4
+        self.ss * 8 + self.words * 8 + 8 + 16 + 4 + self.pw * 8
     }
 }
 
@@ -349,6 +383,7 @@ pub struct Sketcher {
     simhash: Projector,
     /// `charikar` then `simhash` in one pass, when both project terms.
     both: Projector,
+    pugh: Option<crate::pugh::Pugh>,
 }
 
 impl Sketcher {
@@ -370,6 +405,7 @@ impl Sketcher {
                 3,
                 config.seed,
             )),
+            pugh: config.pugh.map(|p| crate::pugh::Pugh::new(p, config.seed)),
             config,
         })
     }
@@ -443,12 +479,23 @@ impl Sketcher {
             }
         }
         let simhash = charikar.pop().unwrap_or_default();
+        let mut pugh = Vec::new();
+        if let Some(p) = &self.pugh {
+            pugh.resize(p.config().width(), 0);
+            let features = if p.config().shingles {
+                &s.shingles
+            } else {
+                &s.tokens.fps
+            };
+            p.checksums(features, &mut pugh);
+        }
         Sketch {
             supershingles: ss,
             charikar,
             simhash,
             exact: combine128(&s.tokens.fps, EXACT_SEED),
             terms: s.tokens.fps.len().min(u32::MAX as usize) as u32,
+            pugh,
         }
     }
 

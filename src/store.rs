@@ -13,7 +13,8 @@
 //! count        u64      number of records
 //! records      count ×  { id_len u32, id bytes (UTF-8),
 //!                         supershingles m' × u64, charikar b/64 × u64,
-//!                         simhash u64, exact u128, terms u32 }
+//!                         simhash u64, exact u128, terms u32,
+//!                         pugh R·L × u64 (only when the settings have Pugh checksums) }
 //! crc32        u32      CRC-32 (IEEE) of every byte above
 //! end magic    8 bytes  "NDSKEND1"
 //! ```
@@ -83,6 +84,9 @@ impl SavedSketches {
             buf.extend_from_slice(&s.simhash.to_le_bytes());
             buf.extend_from_slice(&s.exact.to_le_bytes());
             buf.extend_from_slice(&s.terms.to_le_bytes());
+            for v in s.pugh {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
             put(&mut f, &buf)?;
         }
         let sum = crc.finalize();
@@ -140,7 +144,8 @@ impl SavedSketches {
         let count = r.u64()?;
         let ss = config.supershingles;
         let words = config.charikar_bits / 64;
-        let min_record = 4 + 8 * (ss + words + 1) + 16 + 4;
+        let pw = config.pugh.map_or(0, |p| p.width());
+        let min_record = 4 + 8 * (ss + words + 1) + 16 + 4 + 8 * pw;
         if count > (r.remaining() / min_record) as u64 {
             return Err(format!("record count {count} does not fit the file"));
         }
@@ -158,6 +163,10 @@ impl SavedSketches {
             let simhash = r.u64()?;
             let exact = u128::from_le_bytes(r.bytes(16)?.try_into().map_err(|_| "short record")?);
             let terms = r.u32()?;
+            let mut pugh = Vec::with_capacity(pw);
+            for _ in 0..pw {
+                pugh.push(r.u64()?);
+            }
             let charikar = vals.split_off(ss);
             sketches.push(&Sketch {
                 supershingles: vals,
@@ -165,6 +174,7 @@ impl SavedSketches {
                 simhash,
                 exact,
                 terms,
+                pugh,
             });
             ids.push(id);
         }

@@ -479,7 +479,14 @@ fn pair_explains_a_verdict() {
 
 #[test]
 fn outputs_are_byte_identical_for_1_2_and_8_threads() {
-    let c = generate(&SynthConfig { base_documents: 120, words: (50, 400), duplicate_rate: 0.5, edit_words: (1, 3), seed: 77, ..Default::default() });
+    let c = generate(&SynthConfig {
+        base_documents: 120,
+        words: (50, 400),
+        duplicate_rate: 0.5,
+        edit_words: (1, 3),
+        seed: 77,
+        ..Default::default()
+    });
     let mut text = jsonl(&c);
     text.push_str("{broken\n{\"id\": \"e\", \"text\": \"\"}\n");
     let outputs = |threads: &str| {
@@ -488,11 +495,24 @@ fn outputs_are_byte_identical_for_1_2_and_8_threads() {
                 std::fs::write(d.join("c.jsonl"), &text).unwrap();
                 vec!["c.jsonl".into()]
             },
-            &["--threads", threads, "--preset", "recall", "--high-recall", "900"],
+            &[
+                "--threads",
+                threads,
+                "--preset",
+                "recall",
+                "--high-recall",
+                "900",
+            ],
             None,
         );
         assert_eq!(r.status, 0, "{}", r.stderr);
-        ["kept.jsonl", "clusters.jsonl", "pairs.jsonl", "rejects.jsonl"].map(|f| std::fs::read(r.path(f)).unwrap())
+        [
+            "kept.jsonl",
+            "clusters.jsonl",
+            "pairs.jsonl",
+            "rejects.jsonl",
+        ]
+        .map(|f| std::fs::read(r.path(f)).unwrap())
     };
     let one = outputs("1");
     assert!(!one[1].is_empty() && !one[2].is_empty() && !one[3].is_empty());

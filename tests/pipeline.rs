@@ -379,6 +379,7 @@ fn sketches_sharing_one_bucket(n: usize) -> Sketches {
             simhash: h,
             exact: i as u128,
             terms: 10,
+            pugh: Vec::new(),
         });
     }
     s
@@ -431,6 +432,7 @@ fn charikar_blocks_find_every_pair_within_distance() {
             simhash: 0,
             exact: e,
             terms: 1,
+            pugh: Vec::new(),
         };
         s.push(&sk(base.clone(), idx as u128));
         let flips = (i % (h as u64 + 2)) as usize;
