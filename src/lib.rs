@@ -86,6 +86,7 @@ pub mod error;
 pub mod eval;
 pub mod filter;
 pub mod hash;
+pub mod index;
 pub mod io;
 pub mod pipeline;
 pub mod plot;

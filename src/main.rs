@@ -49,6 +49,15 @@ enum Command {
   neardup sketch march.jsonl.zst -o march.sketches
   neardup dedup april.jsonl.zst --sketches march.sketches -o april-new.jsonl")]
     Sketch(SketchArgs),
+    /// The simhash index (permuted sorted tables): build, add, query, stats.
+    #[command(
+        subcommand,
+        after_help = "Example (a crawler's loop from a shell):
+  neardup index fingerprint pages.jsonl > fps.txt
+  neardup index build fps.txt -o seen.idx --design k3-10
+  neardup index query seen.idx new-fps.txt --insert"
+    )]
+    Index(IndexCommand),
     /// Compare every algorithm on labelled pairs: precision, recall, F1.
     #[command(after_help = "Example:
   neardup eval --pairs judged.jsonl --sweep --json eval.json --plot pr.svg")]
@@ -57,6 +66,49 @@ enum Command {
     #[command(after_help = "Example (the bundled demo corpus):
   neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
     Synth(SynthArgs),
+}
+
+#[derive(Subcommand)]
+enum IndexCommand {
+    /// Print `ORDINAL SIMHASH-HEX ID` for every record of the inputs (64-bit simhash of
+    /// the sketch core).
+    Fingerprint {
+        /// Input files or directories, as for `dedup`.
+        inputs: Vec<String>,
+    },
+    /// Build an index from lines `ID FINGERPRINT-HEX` (`-` for stdin).
+    Build {
+        /// The fingerprint lines.
+        input: String,
+        /// The index file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Table design: k3-20, k3-16, k3-10, k3-4, K:R1[,R2…], or auto:K:LOG2N:LOG2SCAN.
+        #[arg(long, default_value = "k3-10")]
+        design: String,
+    },
+    /// Add fingerprint lines to an index (rewritten atomically).
+    Add {
+        /// The index file.
+        index: PathBuf,
+        /// The fingerprint lines.
+        input: String,
+    },
+    /// Print, as JSONL, the matches (distance ≤ k) of each fingerprint line.
+    Query {
+        /// The index file.
+        index: PathBuf,
+        /// Lines `ID FINGERPRINT-HEX` or just `FINGERPRINT-HEX` (`-` for stdin).
+        input: String,
+        /// Store every query that has no match (the crawler loop) and save the index.
+        #[arg(long)]
+        insert: bool,
+    },
+    /// Design, tables, prefixes and size of an index.
+    Stats {
+        /// The index file.
+        index: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -450,6 +502,7 @@ fn main() {
         Command::Synth(a) => synth(a),
         Command::Eval(a) => eval(a),
         Command::Sketch(a) => sketch(a),
+        Command::Index(c) => index(c),
     };
     if let Err(e) = result {
         eprintln!("neardup: error: {e:#}");
@@ -1072,6 +1125,133 @@ fn eval(args: EvalArgs) -> Result<()> {
         let mut f = AtomicFile::create(path)?;
         f.write_all(svg.as_bytes())?;
         f.commit()?;
+    }
+    Ok(())
+}
+
+fn read_lines(input: &str) -> Result<Vec<String>> {
+    let text = if input == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s)?;
+        s
+    } else {
+        std::fs::read_to_string(input).with_context(|| format!("reading {input}"))?
+    };
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// Parses `ID FP` or `FP` lines; the line number is the id when absent.
+fn parse_fingerprints(input: &str) -> Result<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    for (n, line) in read_lines(input)?.iter().enumerate() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let bad = || {
+            anyhow::anyhow!(
+                "{input}: line {}: expected `ID FINGERPRINT-HEX` or `FINGERPRINT-HEX`",
+                n + 1
+            )
+        };
+        let (id, fp) = match parts.as_slice() {
+            [] => continue,
+            [fp] => (n as u64, *fp),
+            [id, fp, ..] => (id.parse::<u64>().map_err(|_| bad())?, *fp),
+        };
+        let fp = u64::from_str_radix(fp.trim_start_matches("0x"), 16).map_err(|_| bad())?;
+        out.push((id, fp));
+    }
+    Ok(out)
+}
+
+fn index(cmd: IndexCommand) -> Result<()> {
+    use neardup::index::{Design, SimhashIndex};
+    match cmd {
+        IndexCommand::Fingerprint { inputs } => {
+            let inputs: Vec<Input> = inputs
+                .iter()
+                .map(|n| Input::detect(n, n.clone(), None))
+                .collect();
+            let sk = neardup::Sketcher::new(neardup::SketchConfig::default())?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for (i, rec) in Reader::new(inputs, Fields::default(), false, false).enumerate() {
+                let rec = rec?;
+                if let Some(Ok(doc)) = rec.doc {
+                    writeln!(out, "{i} {:016x} {}", sk.sketch(&doc).simhash, doc.id)?;
+                }
+            }
+            out.flush()?;
+        }
+        IndexCommand::Build {
+            input,
+            output,
+            design,
+        } => {
+            let design = match design.strip_prefix("auto:") {
+                Some(rest) => {
+                    let v: Vec<u32> = rest
+                        .split(':')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .context("auto:K:LOG2N:LOG2SCAN")?;
+                    match v.as_slice() {
+                        [k, d, t] => Design::auto(*k, *d, *t)?,
+                        _ => bail!("auto:K:LOG2N:LOG2SCAN"),
+                    }
+                }
+                None => Design::named(&design)?,
+            };
+            let idx = SimhashIndex::new(design)?;
+            idx.extend(parse_fingerprints(&input)?);
+            idx.save(&output)?;
+            eprintln!(
+                "neardup: {} fingerprints in {} tables written to {}",
+                idx.len(),
+                idx.table_count(),
+                output.display()
+            );
+        }
+        IndexCommand::Add { index, input } => {
+            let idx = SimhashIndex::load(&index)?;
+            idx.extend(parse_fingerprints(&input)?);
+            idx.save(&index)?;
+        }
+        IndexCommand::Query {
+            index,
+            input,
+            insert,
+        } => {
+            let idx = SimhashIndex::load(&index)?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for (id, fp) in parse_fingerprints(&input)? {
+                let m = if insert {
+                    idx.query_or_insert(id, fp)
+                } else {
+                    idx.query(fp)
+                };
+                serde_json::to_writer(
+                    &mut out,
+                    &json!({"id": id, "fingerprint": format!("{fp:016x}"), "matches": m}),
+                )?;
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+            if insert {
+                idx.save(&index)?;
+            }
+        }
+        IndexCommand::Stats { index } => {
+            let idx = SimhashIndex::load(&index)?;
+            let tables = idx.design().tables();
+            let prefixes: Vec<u8> = tables.iter().map(|t| t.prefix).collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "design": idx.design(), "tables": tables.len(),
+                    "prefix_bits": {"min": prefixes.iter().min(), "max": prefixes.iter().max()},
+                    "fingerprints": idx.len(),
+                    "file_bytes": std::fs::metadata(&index)?.len(),
+                }))?
+            );
+        }
     }
     Ok(())
 }

@@ -520,3 +520,58 @@ fn outputs_are_byte_identical_for_1_2_and_8_threads() {
     assert_eq!(one, outputs("8"));
     assert_eq!(one, outputs("1"));
 }
+
+#[test]
+fn index_commands_build_query_insert_and_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let fps = run(&[
+        "index",
+        "fingerprint",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.jsonl"),
+    ]);
+    assert_eq!(fps.lines().count(), 237);
+    std::fs::write(dir.path().join("fps.txt"), &fps).unwrap();
+    run(&[
+        "index", "build", "fps.txt", "-o", "x.idx", "--design", "k3-16",
+    ]);
+    let stats: Value = serde_json::from_str(&run(&["index", "stats", "x.idx"])).unwrap();
+    assert_eq!(
+        (stats["tables"].as_u64(), stats["fingerprints"].as_u64()),
+        (Some(16), Some(237))
+    );
+    // Every fingerprint finds itself at distance 0.
+    let q = run(&["index", "query", "x.idx", "fps.txt"]);
+    for line in q.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == v["id"] && m["distance"] == 0));
+    }
+    // The crawler loop: an unseen fingerprint is stored, then found.
+    std::fs::write(dir.path().join("new.txt"), "9999 0123456789abcdef\n").unwrap();
+    let first: Value =
+        serde_json::from_str(run(&["index", "query", "x.idx", "new.txt", "--insert"]).trim())
+            .unwrap();
+    assert_eq!(first["matches"].as_array().unwrap().len(), 0);
+    let again: Value =
+        serde_json::from_str(run(&["index", "query", "x.idx", "new.txt"]).trim()).unwrap();
+    assert_eq!(again["matches"][0]["id"], 9999);
+    let bad = bin()
+        .current_dir(dir.path())
+        .args(["index", "query", "fps.txt", "new.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a neardup simhash index"));
+}

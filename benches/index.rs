@@ -1,0 +1,54 @@
+//! The simhash index: online query latency and all pairs on random fingerprints, with
+//! a brute-force scan beside them. Results are asserted inside the loops.
+use criterion::{criterion_group, criterion_main, Criterion};
+use neardup::index::{all_pairs, Design, SimhashIndex};
+use rand::RngExt;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn index(c: &mut Criterion) {
+    let n = 1_000_000;
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let fps: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+    let idx = SimhashIndex::new(Design::k3_10()).unwrap();
+    idx.extend(fps.iter().enumerate().map(|(i, &f)| (i as u64, f)));
+    let mut g = c.benchmark_group("simhash-index-1M");
+    let mut i = 0usize;
+    g.bench_function("query-k3-10-tables", |b| {
+        b.iter(|| {
+            i = (i + 7919) % n;
+            let q = fps[i] ^ 0b1001;
+            let m = idx.query(q);
+            assert!(m.iter().any(|m| m.id == i as u64 && m.distance == 2));
+            m.len()
+        })
+    });
+    g.bench_function("query-brute-force-scan", |b| {
+        b.iter(|| {
+            i = (i + 7919) % n;
+            let q = fps[i] ^ 0b1001;
+            let m = fps.iter().filter(|&&f| (f ^ q).count_ones() <= 3).count();
+            assert!(m >= 1);
+            m
+        })
+    });
+    g.sample_size(10);
+    g.bench_function("all-pairs-k3-20-tables", |b| {
+        b.iter(|| {
+            let p = all_pairs(&Design::k3_20(), &fps).unwrap();
+            assert!(p.len() < 100, "random fingerprints are far apart");
+            p.len()
+        })
+    });
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .measurement_time(std::time::Duration::from_secs(4))
+        .warm_up_time(std::time::Duration::from_secs(1))
+}
+
+criterion_group! { name = benches; config = config(); targets = index }
+criterion_main!(benches);

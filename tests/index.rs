@@ -1,0 +1,215 @@
+//! The simhash index against brute force, for every design and k.
+use neardup::index::{all_pairs, batch_query, rotate_sort_pairs, Design, Match, SimhashIndex};
+use rand::RngExt;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn flip(rng: &mut ChaCha8Rng, fp: u64, bits: u32) -> u64 {
+    let mut out = fp;
+    let mut chosen = std::collections::BTreeSet::new();
+    while chosen.len() < bits as usize {
+        chosen.insert(rng.random_range(0..64u32));
+    }
+    for b in chosen {
+        out ^= 1 << b;
+    }
+    out
+}
+
+/// Random fingerprints plus, for each base, neighbours at every distance 0..=k+1.
+fn data(rng: &mut ChaCha8Rng, bases: usize, k: u32) -> Vec<u64> {
+    let mut v = Vec::new();
+    for _ in 0..bases {
+        let b: u64 = rng.random();
+        v.push(b);
+        for d in 0..=k + 1 {
+            v.push(flip(rng, b, d));
+        }
+    }
+    v
+}
+
+fn brute(stored: &[u64], q: u64, k: u32) -> Vec<Match> {
+    let mut m: Vec<Match> = stored
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &f)| {
+            let d = (f ^ q).count_ones();
+            (d <= k).then_some(Match {
+                id: i as u64,
+                distance: d,
+            })
+        })
+        .collect();
+    m.sort_unstable_by_key(|m| (m.distance, m.id));
+    m
+}
+
+fn check(design: Design, seed: u64) {
+    let k = design.k;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let stored = data(&mut rng, 300, k);
+    let idx = SimhashIndex::new(design.clone()).unwrap();
+    // Half bulk-loaded, half inserted one by one (some still in the buffer).
+    let half = stored.len() / 2;
+    idx.extend(
+        stored[..half]
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (i as u64, f)),
+    );
+    for (i, &f) in stored.iter().enumerate().skip(half) {
+        idx.insert(i as u64, f);
+    }
+    let mut queries: Vec<u64> = stored.iter().step_by(3).copied().collect();
+    queries.extend(stored.iter().step_by(7).map(|&f| flip(&mut rng, f, k)));
+    queries.extend(stored.iter().step_by(11).map(|&f| flip(&mut rng, f, k + 1)));
+    for q in queries {
+        assert_eq!(idx.query(q), brute(&stored, q, k), "design {design:?}");
+    }
+}
+
+#[test]
+fn named_designs_have_the_papers_table_counts_and_prefixes() {
+    let t = |d: Design| {
+        let tables = d.tables();
+        let p: Vec<u8> = tables.iter().map(|t| t.prefix).collect();
+        (
+            tables.len(),
+            *p.iter().min().unwrap(),
+            *p.iter().max().unwrap(),
+        )
+    };
+    assert_eq!(t(Design::k3_20()), (20, 31, 33));
+    assert_eq!(t(Design::k3_10()), (10, 25, 26));
+    assert_eq!(t(Design::k3_4()), (4, 16, 16));
+    assert_eq!(t(Design::k3_16()), (16, 28, 28));
+    assert_eq!(Design::named("k3-16").unwrap(), Design::k3_16());
+    assert_eq!(Design::named("4:6,5").unwrap().levels, [6, 5]);
+    assert!(Design::named("3:3").is_err());
+    assert!(Design::named("nope").is_err());
+}
+
+#[test]
+fn every_named_design_equals_brute_force() {
+    for (i, d) in [
+        Design::k3_20(),
+        Design::k3_16(),
+        Design::k3_10(),
+        Design::k3_4(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check(d, i as u64);
+    }
+}
+
+#[test]
+fn automatic_designs_for_k_1_to_7_equal_brute_force() {
+    for k in 1..=7 {
+        let d = Design::auto(k, 30, 10).unwrap();
+        // 2^30 fingerprints, probes of about 2^10: every prefix at least 20 bits.
+        assert!(d.tables().iter().all(|t| t.prefix >= 20), "{d:?}");
+        check(d, 100 + k as u64);
+    }
+    // More data, smaller probes: at least as many tables.
+    assert!(
+        Design::auto(3, 34, 4).unwrap().tables().len()
+            >= Design::auto(3, 20, 4).unwrap().tables().len()
+    );
+}
+
+#[test]
+fn insert_remove_and_the_crawler_loop() {
+    let idx = SimhashIndex::new(Design::k3_10()).unwrap();
+    assert!(idx.query_or_insert(1, 0xdead_beef).is_empty());
+    assert_eq!(
+        idx.query_or_insert(2, 0xdead_beef ^ 0b101),
+        vec![Match { id: 1, distance: 2 }]
+    );
+    assert_eq!(idx.len(), 1, "a near-duplicate is not inserted");
+    idx.insert(3, 0xdead_beef);
+    assert_eq!(
+        idx.query(0xdead_beef),
+        vec![Match { id: 1, distance: 0 }, Match { id: 3, distance: 0 }]
+    );
+    idx.remove(1);
+    assert_eq!(idx.query(0xdead_beef), vec![Match { id: 3, distance: 0 }]);
+    idx.compact();
+    assert_eq!(idx.query(0xdead_beef), vec![Match { id: 3, distance: 0 }]);
+    assert_eq!(idx.len(), 1);
+    // Many threads query at once.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| assert_eq!(idx.query(0xdead_beef ^ 1).len(), 1));
+        }
+    });
+}
+
+#[test]
+fn batch_and_all_pairs_equal_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let stored = data(&mut rng, 200, 3);
+    let queries: Vec<u64> = stored
+        .iter()
+        .step_by(5)
+        .map(|&f| flip(&mut rng, f, 2))
+        .collect();
+    let got = batch_query(
+        &Design::k3_10(),
+        &queries,
+        stored.iter().enumerate().map(|(i, &f)| Ok((i as u64, f))),
+        97,
+    )
+    .unwrap();
+    let mut want = Vec::new();
+    for (qi, &q) in queries.iter().enumerate() {
+        for m in brute(&stored, q, 3) {
+            want.push((qi as u32, m.id, m.distance));
+        }
+    }
+    want.sort_unstable();
+    assert_eq!(got, want);
+    let pairs = all_pairs(&Design::k3_20(), &stored).unwrap();
+    let mut want = Vec::new();
+    for i in 0..stored.len() {
+        for j in i + 1..stored.len() {
+            let d = (stored[i] ^ stored[j]).count_ones();
+            if d <= 3 {
+                want.push((i as u32, j as u32, d));
+            }
+        }
+    }
+    assert_eq!(pairs, want);
+    // The rotate-sort baseline is approximate: a subset of the exact pairs.
+    let approx = rotate_sort_pairs(&stored, 3, 4, 4);
+    assert!(approx.iter().all(|p| want.binary_search(p).is_ok()));
+    assert!(!approx.is_empty());
+}
+
+#[test]
+fn saved_index_round_trips_and_rejects_damage() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let stored = data(&mut rng, 20, 3);
+    let idx = SimhashIndex::new(Design::k3_16()).unwrap();
+    idx.extend(stored.iter().enumerate().map(|(i, &f)| (i as u64 * 10, f)));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.idx");
+    idx.save(&p).unwrap();
+    let back = SimhashIndex::load(&p).unwrap();
+    assert_eq!(back.design(), idx.design());
+    assert_eq!(back.entries(), idx.entries());
+    for &q in &stored {
+        assert_eq!(back.query(q), idx.query(q));
+    }
+    let bytes = std::fs::read(&p).unwrap();
+    for cut in 0..bytes.len() {
+        assert!(SimhashIndex::from_bytes(&bytes[..cut]).is_err());
+    }
+    for i in (0..bytes.len()).step_by(3) {
+        let mut b = bytes.clone();
+        b[i] ^= 0x10;
+        assert!(SimhashIndex::from_bytes(&b).is_err(), "flip at {i}");
+    }
+}
