@@ -41,7 +41,9 @@
 //! | stage two | [`filter`] | verifiers of candidate pairs |
 //! | clusters | [`cluster`] | union-find, representatives, chaining guard |
 //! | pipeline | [`pipeline`] | the builder wiring the stages, accounting |
-//! | I/O | [`io`] | JSONL / gzip / zstd / WARC / directory readers, atomic writers |
+//! | I/O | [`io`], [`store`] | JSONL / gzip / zstd / WARC / directory readers, atomic writers, saved sketches |
+//! | Pugh | [`pugh`] | bucket checksums (another stage one) |
+//! | simhash index | [`index`] | Manku's permuted sorted tables, online and batch |
 //! | evaluation | [`eval`], [`synth`], [`plot`] | labelled pairs, generated corpora, SVG |
 //!
 //! Defaults are the papers' (seed 003): 8-term shingles, 84 min-values, 6 supershingles
