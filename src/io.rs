@@ -199,6 +199,7 @@ pub struct Reader {
     strict: bool,
     keep_raw: bool,
     defer: bool,
+    max_record_bytes: usize,
     current: usize,
     state: Option<State>,
 }
@@ -229,9 +230,17 @@ impl Reader {
             strict,
             keep_raw,
             defer: false,
+            max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             current: 0,
             state: None,
         }
+    }
+
+    /// A JSONL line or WARC record longer than this is skipped without being held in
+    /// memory and rejected ("record too large"). By default 256 MiB.
+    pub fn max_record_bytes(mut self, n: usize) -> Self {
+        self.max_record_bytes = n.max(1);
+        self
     }
 
     /// Leaves JSONL records unparsed (`doc: None`, `raw` set), so that the caller can
@@ -337,8 +346,13 @@ impl Reader {
             buf.clear();
             *line += 1;
             let at = *line;
-            match r.read_until(b'\n', &mut buf) {
-                Ok(0) => return Ok(None),
+            let cap = self.max_record_bytes;
+            match read_line_capped(r, &mut buf, cap) {
+                Ok((0, _)) => return Ok(None),
+                Ok((n, true)) => {
+                    let reason = format!("record too large: {n} bytes > {cap} (max record size)");
+                    return self.bad(at, None, reason);
+                }
                 Ok(_) => {}
                 Err(e) => {
                     // Stop this input; one rejection says where and why.
@@ -483,6 +497,42 @@ impl Iterator for Reader {
     type Item = Result<RawRecord>;
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record().transpose()
+    }
+}
+
+/// Default of [`Reader::max_record_bytes`].
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 256 << 20;
+
+/// Reads one line (with its newline) into `buf`, keeping at most `cap` bytes: a longer
+/// line is consumed to its end but not stored. Returns the line's length and whether it
+/// was cut.
+fn read_line_capped(
+    r: &mut (dyn BufRead + Send),
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<(usize, bool)> {
+    let mut total = 0usize;
+    let mut cut = false;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok((total, cut));
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(p) => (p + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !cut && buf.len() + take <= cap {
+            buf.extend_from_slice(&chunk[..take]);
+        } else if !cut {
+            cut = true;
+            buf.clear();
+        }
+        total += take;
+        r.consume(take);
+        if done {
+            return Ok((total, cut));
+        }
     }
 }
 

@@ -682,8 +682,15 @@ fn dedup(args: DedupArgs) -> Result<usize> {
         None => None,
     };
     let mut fatal = None;
-    let reader =
-        Reader::new(inputs.clone(), fields.clone(), args.strict, false).defer_parsing(true);
+    // JSON escapes can double a body's size; the pipeline checks the decoded body.
+    let max_record = params
+        .max_document_bytes
+        .unwrap_or(64 << 20)
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
+    let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
+        .defer_parsing(true)
+        .max_record_bytes(max_record);
     let records = reader.map_while(|r| match r {
         Ok(rec) => {
             let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
@@ -723,7 +730,8 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             Some(p) => Some(AtomicFile::create(p)?),
             None => None,
         };
-        let reader = Reader::new(inputs.clone(), fields.clone(), false, true);
+        let reader =
+            Reader::new(inputs.clone(), fields.clone(), false, true).max_record_bytes(max_record);
         let mut ordinal = d.previous;
         for rec in reader {
             let rec = rec?;
