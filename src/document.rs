@@ -40,6 +40,10 @@ pub struct Document {
     pub url: Option<String>,
     /// The content.
     pub body: Body,
+    /// Caller-given site; overrides the site derived from the URL (see
+    /// [`crate::strategy`]).
+    #[serde(default)]
+    pub site: Option<String>,
     /// Caller-given priority for [`Keep::Priority`](crate::cluster::Keep::Priority):
     /// the highest priority in a cluster is kept. `None` ranks below every number.
     pub priority: Option<f64>,
@@ -52,6 +56,7 @@ impl Document {
             id: id.into(),
             url: None,
             body: Body::Text(text.into()),
+            site: None,
             priority: None,
         }
     }
@@ -62,6 +67,7 @@ impl Document {
             id: id.into(),
             url: None,
             body: Body::Html(html.into()),
+            site: None,
             priority: None,
         }
     }

@@ -69,6 +69,8 @@ pub struct Fields {
     pub url: String,
     /// A numeric priority field for `keep = priority`. Default none.
     pub priority: Option<String>,
+    /// A field naming the page's site (overrides the URL's). Default none.
+    pub site: Option<String>,
 }
 
 impl Default for Fields {
@@ -79,6 +81,7 @@ impl Default for Fields {
             html: "html".into(),
             url: "url".into(),
             priority: None,
+            site: None,
         }
     }
 }
@@ -468,6 +471,7 @@ impl Reader {
                         id: rel.clone(),
                         url: None,
                         body,
+                        site: None,
                         priority: None,
                     })
                 }
@@ -615,10 +619,17 @@ pub fn parse_json_record(
         .as_ref()
         .and_then(|p| map.get(p))
         .and_then(Value::as_f64);
+    let site = f
+        .site
+        .as_ref()
+        .and_then(|p| map.get(p))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     Ok(Document {
         id,
         url,
         body,
+        site,
         priority,
     })
 }
@@ -659,6 +670,7 @@ fn warc_document(
             id: id.unwrap_or_else(|| format!("{source}@{at}")),
             url: rec.uri,
             body: Body::Html(html),
+            site: None,
             priority: None,
         }),
         Err(reason) => Err(Rejection { id, reason }),

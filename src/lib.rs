@@ -97,6 +97,7 @@ pub mod shingle;
 pub mod simd;
 pub mod sketch;
 pub mod store;
+pub mod strategy;
 pub mod synth;
 pub mod tokenize;
 

@@ -194,6 +194,14 @@ enum PresetArg {
 }
 
 #[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum StrategyArg {
+    Uniform,
+    Henzinger,
+    Custom,
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum CandidatesArg {
     Broder,
@@ -240,6 +248,21 @@ struct Params {
     /// Supershingles (divides the min-hash count) [default: 6].
     #[arg(long)]
     supershingles: Option<usize>,
+    /// Site of a page: host, host-no-www, domain (registrable, public suffix list) or
+    /// field:NAME (a JSONL field) [default: host].
+    #[arg(long)]
+    site: Option<String>,
+    /// Stage two by class of pair: uniform, henzinger (stricter within a site) or custom
+    /// (--same-site-threshold / --cross-site-threshold) [default: uniform].
+    #[arg(long, value_enum)]
+    strategy: Option<StrategyArg>,
+    /// custom/henzinger strategy: Charikar agreement needed within a site.
+    #[arg(long)]
+    same_site_threshold: Option<u32>,
+    /// custom/henzinger strategy: Charikar agreement needed across sites (and when a
+    /// page has no site).
+    #[arg(long)]
+    cross_site_threshold: Option<u32>,
     /// Stage one: broder (supershingles), pugh (bucket checksums) or charikar-blocks
     /// (Charikar distance ≤ --block-distance) [default: broder].
     #[arg(long, value_enum)]
@@ -306,6 +329,10 @@ impl Params {
         macro_rules! fill { ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = file.$f; } )* } }
         fill!(
             preset,
+            site,
+            strategy,
+            same_site_threshold,
+            cross_site_threshold,
             candidates,
             pugh_lists,
             pugh_repeats,
@@ -363,6 +390,46 @@ impl Params {
         }
         if let Some(v) = self.min_shared {
             b.min_shared(v);
+        }
+        match self.site.as_deref() {
+            None | Some("host") => {}
+            Some("host-no-www") => {
+                b.site_mode(neardup::strategy::SiteMode::HostNoWww);
+            }
+            Some("domain") => {
+                b.site_mode(neardup::strategy::SiteMode::Domain);
+            }
+            Some(f) if f.starts_with("field:") && f.len() > 6 => {}
+            Some(other) => {
+                bail!("--site {other:?}: expected host, host-no-www, domain or field:NAME")
+            }
+        }
+        let bits = self
+            .charikar_bits
+            .unwrap_or(if matches!(self.preset, Some(PresetArg::Recall)) {
+                1024
+            } else {
+                384
+            }) as u32;
+        let paper = neardup::strategy::Henzinger::for_bits(bits);
+        match self.strategy {
+            None | Some(StrategyArg::Uniform) => {}
+            Some(StrategyArg::Henzinger) | Some(StrategyArg::Custom) => {
+                let h = neardup::strategy::Henzinger {
+                    same_site: self.same_site_threshold.unwrap_or(paper.same_site),
+                    cross_site: self
+                        .cross_site_threshold
+                        .unwrap_or(self.charikar_threshold.unwrap_or(paper.cross_site)),
+                };
+                if matches!(self.strategy, Some(StrategyArg::Custom))
+                    && (self.same_site_threshold.is_none() || self.cross_site_threshold.is_none())
+                {
+                    bail!(
+                        "--strategy custom needs --same-site-threshold and --cross-site-threshold"
+                    );
+                }
+                b.site_strategy(Some(Arc::new(h)));
+            }
         }
         let limits = neardup::candidates::BucketLimits::default();
         let pugh_cfg = neardup::pugh::PughConfig {
@@ -448,6 +515,10 @@ struct DedupArgs {
     /// Write rejected records as JSONL: position, id, reason.
     #[arg(long)]
     rejects: Option<PathBuf>,
+    /// Write the mirror report as JSONL: site pairs ranked by duplicate pairs between
+    /// them, with the share of each site's pages involved.
+    #[arg(long)]
+    mirrors: Option<PathBuf>,
     /// Write the report as JSON: parameters, counts, timings, accounting.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -567,6 +638,7 @@ fn sketch(args: SketchArgs) -> Result<()> {
         clusters: None,
         pairs: None,
         rejects: None,
+        mirrors: None,
         report: None,
         strict: false,
         sketches: None,
@@ -613,6 +685,11 @@ fn saved_sketches(
 fn dedup(args: DedupArgs) -> Result<usize> {
     let params = args.params.merged()?;
     let (mut builder, priority) = params.builder()?;
+    let site_field = params
+        .site
+        .as_deref()
+        .and_then(|s| s.strip_prefix("field:"))
+        .map(str::to_owned);
     let format = args.format.map(|f| match f {
         FormatArg::Jsonl => Format::Jsonl,
         FormatArg::Warc => Format::Warc,
@@ -651,6 +728,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
         html: args.html_field.clone(),
         url: args.url_field.clone(),
         priority,
+        site: site_field,
     };
     let total_bytes: u64 = inputs
         .iter()
@@ -799,11 +877,15 @@ fn dedup(args: DedupArgs) -> Result<usize> {
                 json!({
                     "a": d.ids[p.a as usize], "b": d.ids[p.b as usize],
                     "kind": match p.kind { PairKind::Exact => "exact", PairKind::Near => "near", PairKind::HighRecall => "high_recall" },
+                    "site": p.class.as_str(),
                     "shared_supershingles": p.shared_supershingles,
                     "charikar_agreement": p.agreement,
                 })
             }),
         )?;
+    }
+    if let Some(path) = &args.mirrors {
+        write_jsonl(path, d.mirrors().iter())?;
     }
     let (stage1, stage2) = pipeline.describe();
     let s = &d.stats;

@@ -24,6 +24,7 @@ use crate::error::{check_range, Error, Result};
 use crate::filter::{CharikarFilter, PairFilter};
 use crate::sketch::{Features, Scratch, Sketch, SketchConfig, Sketcher, Sketches};
 use crate::store::SavedSketches;
+use crate::strategy::{site_of, MirrorPair, PairClass, SiteMode, SiteStrategy};
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,8 @@ pub struct Pair {
     pub shared_supershingles: u32,
     /// Agreeing Charikar bits.
     pub agreement: u32,
+    /// Same site, cross site, or unknown.
+    pub class: PairClass,
 }
 
 /// Counters and timings of a run.
@@ -114,6 +117,12 @@ pub struct Stats {
     pub verified: u64,
     /// Pairs added by the high-recall union that stage two did not have.
     pub high_recall_added: u64,
+    /// Reported pairs (exact and near) within one site.
+    pub same_site_pairs: u64,
+    /// Reported pairs across sites.
+    pub cross_site_pairs: u64,
+    /// Reported pairs where a page has no site.
+    pub unknown_site_pairs: u64,
     /// Members removed from clusters by [`ClusterMode::Verified`].
     pub unchained: u64,
     /// Cluster sizes.
@@ -160,6 +169,10 @@ pub struct Dedup {
     pub sketches: Sketches,
     /// Counters and timings (of the new records only, for incremental runs).
     pub stats: Stats,
+    /// Site names, indexed by site id.
+    pub sites: Vec<String>,
+    /// Site id of each record (`None`: no site).
+    pub site_of: Vec<Option<u32>>,
     /// Number of leading ordinals that are saved sketches of an earlier snapshot
     /// ([`Pipeline::run_against`]); 0 otherwise. Their fates are always `Kept` and are
     /// not counted.
@@ -167,6 +180,61 @@ pub struct Dedup {
 }
 
 impl Dedup {
+    /// The mirror report (seed 004: "identify mirrors or replicated web sites"): site
+    /// pairs ranked by the number of duplicate pairs (exact or near) between them, with
+    /// the share of each site's pages involved. Ties go to the site names' order.
+    pub fn mirrors(&self) -> Vec<MirrorPair> {
+        let mut pages_per_site = vec![0u64; self.sites.len()];
+        for s in self.site_of.iter().flatten() {
+            pages_per_site[*s as usize] += 1;
+        }
+        let mut by_pair: std::collections::BTreeMap<
+            (u32, u32),
+            (
+                u64,
+                std::collections::BTreeSet<u32>,
+                std::collections::BTreeSet<u32>,
+            ),
+        > = Default::default();
+        for p in self
+            .pairs
+            .iter()
+            .filter(|p| p.class == PairClass::CrossSite)
+        {
+            let (Some(sa), Some(sb)) = (self.site_of[p.a as usize], self.site_of[p.b as usize])
+            else {
+                continue;
+            };
+            let ((x, dx), (y, dy)) = if self.sites[sa as usize] <= self.sites[sb as usize] {
+                ((sa, p.a), (sb, p.b))
+            } else {
+                ((sb, p.b), (sa, p.a))
+            };
+            let e = by_pair.entry((x, y)).or_default();
+            e.0 += 1;
+            e.1.insert(dx);
+            e.2.insert(dy);
+        }
+        let mut out: Vec<MirrorPair> = by_pair
+            .into_iter()
+            .map(|((x, y), (n, pa, pb))| MirrorPair {
+                site_a: self.sites[x as usize].clone(),
+                site_b: self.sites[y as usize].clone(),
+                pairs: n,
+                pages_a: pa.len() as u64,
+                pages_b: pb.len() as u64,
+                share_a: pa.len() as f64 / pages_per_site[x as usize].max(1) as f64,
+                share_b: pb.len() as f64 / pages_per_site[y as usize].max(1) as f64,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.pairs
+                .cmp(&a.pairs)
+                .then_with(|| (&a.site_a, &a.site_b).cmp(&(&b.site_a, &b.site_b)))
+        });
+        out
+    }
+
     /// Checks that every record has exactly one fate and that the counts add up.
     pub fn check_accounting(&self) -> Result<()> {
         let s = &self.stats;
@@ -228,6 +296,8 @@ pub struct PipelineBuilder {
     chunk_records: usize,
     candidates: Option<Arc<dyn CandidateGenerator>>,
     filter: Option<Arc<dyn PairFilter>>,
+    strategy: Option<Arc<dyn SiteStrategy>>,
+    site_mode: SiteMode,
     progress: Option<ProgressFn>,
 }
 
@@ -256,6 +326,8 @@ impl Default for PipelineBuilder {
             chunk_records: 4096,
             candidates: None,
             filter: None,
+            strategy: None,
+            site_mode: SiteMode::Host,
             progress: None,
         }
     }
@@ -385,6 +457,19 @@ impl PipelineBuilder {
         self
     }
 
+    /// Stage two by class of pair (same site, cross site, unknown), instead of the
+    /// filter; see [`crate::strategy`]. By default none (the filter for every pair).
+    pub fn site_strategy(&mut self, strategy: Option<Arc<dyn SiteStrategy>>) -> &mut Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// How a page's site is found. By default [`SiteMode::Host`].
+    pub fn site_mode(&mut self, mode: SiteMode) -> &mut Self {
+        self.site_mode = mode;
+        self
+    }
+
     /// A callback called after each sketched batch (for progress bars). By default none.
     pub fn on_progress(&mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> &mut Self {
         self.progress = Some(Arc::new(f));
@@ -456,6 +541,8 @@ impl PipelineBuilder {
                     or_min_shared: self.accept_shared,
                 })
             }),
+            strategy: self.strategy.clone(),
+            site_mode: self.site_mode,
             threshold,
             min_shared: self.min_shared,
             accept_shared: self.accept_shared,
@@ -515,6 +602,8 @@ pub struct Pipeline {
     sketcher: Sketcher,
     candidates: Arc<dyn CandidateGenerator>,
     filter: Arc<dyn PairFilter>,
+    strategy: Option<Arc<dyn SiteStrategy>>,
+    site_mode: SiteMode,
     threshold: u32,
     min_shared: usize,
     accept_shared: Option<usize>,
@@ -544,6 +633,7 @@ struct Meta {
     id: String,
     priority: Option<f64>,
     rejected: Option<String>,
+    site: Option<String>,
 }
 
 impl Pipeline {
@@ -580,7 +670,11 @@ impl Pipeline {
 
     /// A short description of stage one and stage two.
     pub fn describe(&self) -> (String, String) {
-        (self.candidates.name(), self.filter.name())
+        let two = match &self.strategy {
+            Some(st) => st.name(),
+            None => self.filter.name(),
+        };
+        (self.candidates.name(), two)
     }
 
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
@@ -669,6 +763,7 @@ impl Pipeline {
                         id: id.clone(),
                         priority: None,
                         rejected: None,
+                        site: None,
                     })
                     .collect::<Vec<_>>(),
                 p.len(),
@@ -702,6 +797,7 @@ impl Pipeline {
                                 id: r.id.unwrap_or_default(),
                                 priority: None,
                                 rejected: Some(r.reason),
+                                site: None,
                             },
                             None,
                             0,
@@ -710,6 +806,7 @@ impl Pipeline {
                             Meta {
                                 id: doc.id.clone(),
                                 priority: None,
+                                site: None,
                                 rejected: Some(format!(
                                     "document too large: {} bytes > {max}",
                                     doc.body.len()
@@ -723,11 +820,13 @@ impl Pipeline {
                             let rejected =
                                 (s.terms == 0).then(|| "empty document: no terms".to_string());
                             let len = doc.body.len() as u64;
+                            let site = site_of(&doc, self.site_mode);
                             (
                                 Meta {
                                     id: doc.id,
                                     priority: doc.priority,
                                     rejected,
+                                    site,
                                 },
                                 Some(s),
                                 len,
@@ -776,7 +875,16 @@ impl Pipeline {
         let mut fates: Vec<Fate> = Vec::with_capacity(n);
         let mut ids = Vec::with_capacity(n);
         let mut priority = Vec::with_capacity(n);
+        let mut site_names: Vec<String> = Vec::new();
+        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
+        let mut site_ids: Vec<Option<u32>> = Vec::with_capacity(n);
         for m in meta {
+            site_ids.push(m.site.map(|s| {
+                *site_index.entry(s).or_insert_with_key(|k| {
+                    site_names.push(k.clone());
+                    (site_names.len() - 1) as u32
+                })
+            }));
             fates.push(match m.rejected {
                 Some(reason) => Fate::Rejected { reason },
                 None => Fate::Kept,
@@ -834,7 +942,7 @@ impl Pipeline {
                 for &m in &members {
                     if m != rep {
                         fates[m as usize] = Fate::ExactDuplicate { of: rep };
-                        pairs.push(self.pair(&sketches, rep, m, PairKind::Exact));
+                        pairs.push(self.pair(&sketches, &site_ids, rep, m, PairKind::Exact));
                     }
                 }
                 exact_group.push((rep, members));
@@ -851,15 +959,20 @@ impl Pipeline {
             .candidates(&sketches, &active, &mut stats.candidates);
         let t_cand = t.elapsed();
 
-        // Stage two.
+        // Stage two (by class of pair when a site strategy is set).
         let t = Instant::now();
+        let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
+        let stage_two = |a: u32, b: u32| {
+            let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
+            match &self.strategy {
+                Some(st) => st.accept(class(a, b), x, y),
+                None => self.filter.accept(x, y),
+            }
+        };
         let near: Vec<(u32, u32)> = candidates
             .par_iter()
             .copied()
-            .filter(|&(a, b)| {
-                self.filter
-                    .accept(sketches.get(a as usize), sketches.get(b as usize))
-            })
+            .filter(|&(a, b)| stage_two(a, b))
             .collect();
         stats.verified = near.len() as u64;
         let t_filter = t.elapsed();
@@ -892,7 +1005,7 @@ impl Pipeline {
         // Near pairs that the filter accepts, for verified mode.
         let accepts = |a: u32, b: u32| {
             let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
-            self.filter.accept(x, y)
+            stage_two(a, b)
                 || self
                     .high_recall
                     .is_some_and(|h| agreement(x.charikar, y.charikar) >= h)
@@ -939,10 +1052,10 @@ impl Pipeline {
         }
         clusters.sort_unstable_by_key(|c| c.members[0]);
         for &(a, b) in &near {
-            pairs.push(self.pair(&sketches, a, b, PairKind::Near));
+            pairs.push(self.pair(&sketches, &site_ids, a, b, PairKind::Near));
         }
         for &(a, b) in &extra {
-            pairs.push(self.pair(&sketches, a, b, PairKind::HighRecall));
+            pairs.push(self.pair(&sketches, &site_ids, a, b, PairKind::HighRecall));
         }
         // Old records are references: they keep no fate, and pairs among them are old news.
         pairs.retain(|p| p.b as usize >= old);
@@ -973,6 +1086,13 @@ impl Pipeline {
             cluster: t_cluster.as_secs_f64(),
             ..Timings::default()
         };
+        for p in &pairs {
+            match p.class {
+                PairClass::SameSite => stats.same_site_pairs += 1,
+                PairClass::CrossSite => stats.cross_site_pairs += 1,
+                PairClass::Unknown => stats.unknown_site_pairs += 1,
+            }
+        }
         stats.read -= old as u64;
         stats.previous = old as u64;
         let d = Dedup {
@@ -984,18 +1104,21 @@ impl Pipeline {
             sketches,
             stats,
             previous: old,
+            sites: site_names,
+            site_of: site_ids,
         };
         d.check_accounting()?;
         Ok(d)
     }
 
-    fn pair(&self, sk: &Sketches, a: u32, b: u32, kind: PairKind) -> Pair {
+    fn pair(&self, sk: &Sketches, sites: &[Option<u32>], a: u32, b: u32, kind: PairKind) -> Pair {
         let (a, b) = (a.min(b), a.max(b));
         let (x, y) = (sk.get(a as usize), sk.get(b as usize));
         Pair {
             a,
             b,
             kind,
+            class: PairClass::of(sites[a as usize], sites[b as usize]),
             shared_supershingles: crate::broder::shared_supershingles(
                 x.supershingles,
                 y.supershingles,

@@ -575,3 +575,57 @@ fn index_commands_build_query_insert_and_stats() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a neardup simhash index"));
 }
+
+#[test]
+fn mirrors_report_and_site_strategy_flags() {
+    let c = corpus();
+    let mut text = jsonl(&c);
+    for d in c.documents.iter().filter(|d| !d.id.contains("-v")).take(20) {
+        let url = d
+            .url
+            .as_deref()
+            .unwrap_or("")
+            .replace("http://", "http://mirror-host.example/");
+        text.push_str(
+            &(serde_json::json!({"id": format!("m-{}", d.id), "url": url, "text": d.body.as_str()})
+                .to_string() + "\n"),
+        );
+    }
+    let r = dedup(
+        |d| {
+            std::fs::write(d.join("c.jsonl"), &text).unwrap();
+            vec![
+                "c.jsonl".into(),
+                "--mirrors".into(),
+                "mirrors.jsonl".into(),
+                "--strategy".into(),
+                "henzinger".into(),
+                "--site".into(),
+                "domain".into(),
+            ]
+        },
+        &[],
+        None,
+    );
+    let rep = check_accounting(&r, c.documents.len() as u64 + 20);
+    assert!(rep["parameters"]["stage_two"]
+        .as_str()
+        .unwrap()
+        .starts_with("henzinger"));
+    let mirrors = read_jsonl(&r.path("mirrors.jsonl"));
+    assert!(
+        mirrors[0]["site_a"] == "mirror-host.example"
+            || mirrors[0]["site_b"] == "mirror-host.example",
+        "{mirrors:?}"
+    );
+    let pairs = read_jsonl(&r.path("pairs.jsonl"));
+    assert!(pairs
+        .iter()
+        .all(|p| ["same", "cross", "unknown"].contains(&p["site"].as_str().unwrap())));
+    assert!(pairs.iter().any(|p| p["site"] == "cross"));
+    let bad = bin()
+        .args(["dedup", "--strategy", "custom"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+}
