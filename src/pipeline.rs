@@ -179,6 +179,13 @@ pub struct Dedup {
     pub previous: usize,
 }
 
+/// Per site pair: duplicate pairs, pages of each site involved.
+type MirrorAcc = (
+    u64,
+    std::collections::BTreeSet<u32>,
+    std::collections::BTreeSet<u32>,
+);
+
 impl Dedup {
     /// The mirror report (seed 004: "identify mirrors or replicated web sites"): site
     /// pairs ranked by the number of duplicate pairs (exact or near) between them, with
@@ -188,14 +195,7 @@ impl Dedup {
         for s in self.site_of.iter().flatten() {
             pages_per_site[*s as usize] += 1;
         }
-        let mut by_pair: std::collections::BTreeMap<
-            (u32, u32),
-            (
-                u64,
-                std::collections::BTreeSet<u32>,
-                std::collections::BTreeSet<u32>,
-            ),
-        > = Default::default();
+        let mut by_pair: std::collections::BTreeMap<(u32, u32), MirrorAcc> = Default::default();
         for p in self
             .pairs
             .iter()
