@@ -206,6 +206,7 @@ enum StrategyArg {
 enum CandidatesArg {
     Broder,
     Pugh,
+    Simhash,
     CharikarBlocks,
 }
 
@@ -263,8 +264,9 @@ struct Params {
     /// page has no site).
     #[arg(long)]
     cross_site_threshold: Option<u32>,
-    /// Stage one: broder (supershingles), pugh (bucket checksums) or charikar-blocks
-    /// (Charikar distance ≤ --block-distance) [default: broder].
+    /// Stage one: broder (supershingles), pugh (bucket checksums), simhash (64-bit
+    /// simhash distance ≤ 3, permuted tables) or charikar-blocks (Charikar distance ≤
+    /// --block-distance) [default: broder].
     #[arg(long, value_enum)]
     candidates: Option<CandidatesArg>,
     /// Pugh: lists per repeat [default: 4].
@@ -447,6 +449,11 @@ impl Params {
             Some(CandidatesArg::Pugh) => {
                 b.sketch_config_mut().pugh = Some(pugh_cfg);
                 b.candidates(Arc::new(neardup::candidates::PughChecksums { limits }));
+            }
+            Some(CandidatesArg::Simhash) => {
+                b.candidates(Arc::new(neardup::candidates::SimhashCandidates {
+                    design: neardup::index::Design::k3_10(),
+                }));
             }
             Some(CandidatesArg::CharikarBlocks) => {
                 b.candidates(Arc::new(neardup::candidates::CharikarBlocks {

@@ -495,3 +495,40 @@ mod union_find {
         }
     }
 }
+
+#[test]
+fn simhash_stage_one_equals_brute_force() {
+    let corpus = generate(&SynthConfig {
+        base_documents: 200,
+        words: (30, 200),
+        vocabulary: 400,
+        duplicate_rate: 0.5,
+        seed: 13,
+        ..SynthConfig::default()
+    });
+    let d = Pipeline::builder()
+        .candidates(Arc::new(neardup::candidates::SimhashCandidates {
+            design: neardup::index::Design::k3_10(),
+        }))
+        .filter(Arc::new(neardup::filter::AcceptAll))
+        .build()
+        .unwrap()
+        .run(corpus.documents)
+        .unwrap();
+    let active: Vec<u32> = (0..d.fates.len() as u32)
+        .filter(|&i| !matches!(d.fates[i as usize], Fate::ExactDuplicate { .. }))
+        .collect();
+    let mut want = BTreeSet::new();
+    for (x, &a) in active.iter().enumerate() {
+        for &b in &active[x + 1..] {
+            if (d.sketches.get(a as usize).simhash ^ d.sketches.get(b as usize).simhash)
+                .count_ones()
+                <= 3
+            {
+                want.insert((a, b));
+            }
+        }
+    }
+    assert!(!want.is_empty());
+    assert_eq!(near_pairs(&d), want);
+}
