@@ -453,3 +453,225 @@ pub fn evaluate(
         algorithms,
     }
 }
+
+/// Reads ground truth: JSONL with `base`/`variant` (as `neardup synth` writes) or `a`/`b`
+/// ids per line. Pairs are closed transitively (variants of one base are near-duplicates
+/// of each other).
+pub fn read_truth(path: &Path) -> Result<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::BadRecord {
+            source_name: path.display().to_string(),
+            record: n as u64 + 1,
+            id: None,
+            reason: format!("malformed JSON: {e}"),
+        })?;
+        let get = |a: &str, b: &str| v[a].as_str().or(v[b].as_str()).map(str::to_owned);
+        match (get("base", "a"), get("variant", "b")) {
+            (Some(a), Some(b)) => out.push((a, b)),
+            _ => {
+                return Err(Error::BadRecord {
+                    source_name: path.display().to_string(),
+                    record: n as u64 + 1,
+                    id: None,
+                    reason: "expected base/variant or a/b ids".into(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Pair counts of one class of pairs.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct PairCounts {
+    /// Reported pairs that are true.
+    pub tp: u64,
+    /// Reported pairs.
+    pub reported: u64,
+    /// True pairs.
+    pub truth: u64,
+    /// tp / reported.
+    pub precision: f64,
+    /// tp / truth.
+    pub recall: f64,
+}
+
+impl PairCounts {
+    fn finish(mut self) -> Self {
+        self.precision = if self.reported == 0 {
+            0.0
+        } else {
+            self.tp as f64 / self.reported as f64
+        };
+        self.recall = if self.truth == 0 {
+            0.0
+        } else {
+            self.tp as f64 / self.truth as f64
+        };
+        self
+    }
+}
+
+/// One algorithm's end-to-end result on a corpus with ground truth.
+#[derive(Debug, Clone, Serialize)]
+pub struct CorpusResult {
+    /// Name.
+    pub name: String,
+    /// Stage one and stage two.
+    pub stages: (String, String),
+    /// All pairs (pairs within a reported cluster vs pairs within a truth group).
+    pub all: PairCounts,
+    /// Same-site pairs only.
+    pub same_site: PairCounts,
+    /// Cross-site pairs only.
+    pub cross_site: PairCounts,
+    /// F1 over all pairs.
+    pub f1: f64,
+    /// Wall-clock seconds of the run.
+    pub seconds: f64,
+    /// Peak resident memory of the process after the run (Linux), monotone over the
+    /// algorithms run before it.
+    pub peak_rss_bytes: Option<u64>,
+    /// `[k, documents with k near-duplicates]`, k ≥ 1 (seed 003 §1.2.3.2).
+    pub near_duplicates_per_document: Vec<(u64, u64)>,
+    /// `[d, reported pairs whose term multisets differ in d terms]` (a sample of at most
+    /// 5000 pairs), d bucketed by powers of two: 0, 1, 2, 3–4, 5–8, ….
+    pub term_differences: Vec<(u64, u64)>,
+}
+
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs each `(name, pipeline)` end to end over `docs` and scores the clusters against
+/// the truth pairs (closed transitively). Reported pairs are all pairs within a reported
+/// cluster (exact duplicates included).
+pub fn evaluate_corpus(
+    docs: &[Document],
+    truth: &[(String, String)],
+    algorithms: &[(String, Pipeline)],
+) -> Result<Vec<CorpusResult>> {
+    let index: ahash::AHashMap<&str, u32> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i as u32))
+        .collect();
+    let mut uf = crate::cluster::UnionFind::new(docs.len());
+    for (a, b) in truth {
+        if let (Some(&x), Some(&y)) = (index.get(a.as_str()), index.get(b.as_str())) {
+            uf.union(x, y);
+        }
+    }
+    let mut truth_pairs: ahash::AHashSet<(u32, u32)> = ahash::AHashSet::new();
+    for g in uf.groups() {
+        for i in 0..g.len() {
+            for j in i + 1..g.len() {
+                truth_pairs.insert((g[i], g[j]));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, pipeline) in algorithms {
+        let start = std::time::Instant::now();
+        let d = pipeline.run(docs.iter().cloned())?;
+        let seconds = start.elapsed().as_secs_f64();
+        let class = |a: u32, b: u32| {
+            crate::strategy::PairClass::of(d.site_of[a as usize], d.site_of[b as usize])
+        };
+        let (mut all, mut same, mut cross) = (
+            PairCounts::default(),
+            PairCounts::default(),
+            PairCounts::default(),
+        );
+        for &(a, b) in &truth_pairs {
+            all.truth += 1;
+            match class(a, b) {
+                crate::strategy::PairClass::SameSite => same.truth += 1,
+                crate::strategy::PairClass::CrossSite => cross.truth += 1,
+                crate::strategy::PairClass::Unknown => {}
+            }
+        }
+        let mut reported: Vec<(u32, u32)> = Vec::new();
+        let mut per_doc: std::collections::BTreeMap<u64, u64> = Default::default();
+        for c in &d.clusters {
+            *per_doc.entry(c.members.len() as u64 - 1).or_default() += c.members.len() as u64;
+            for i in 0..c.members.len() {
+                for j in i + 1..c.members.len() {
+                    let p = (c.members[i], c.members[j]);
+                    let t = truth_pairs.contains(&p) as u64;
+                    all.reported += 1;
+                    all.tp += t;
+                    match class(p.0, p.1) {
+                        crate::strategy::PairClass::SameSite => {
+                            same.reported += 1;
+                            same.tp += t;
+                        }
+                        crate::strategy::PairClass::CrossSite => {
+                            cross.reported += 1;
+                            cross.tp += t;
+                        }
+                        crate::strategy::PairClass::Unknown => {}
+                    }
+                    if reported.len() < 5000 {
+                        reported.push(p);
+                    }
+                }
+            }
+        }
+        let tok = pipeline.sketcher().tokenizer();
+        let mut diffs: std::collections::BTreeMap<u64, u64> = Default::default();
+        for &(a, b) in &reported {
+            let d = term_difference(tok, &docs[a as usize], &docs[b as usize]);
+            let bucket = if d <= 2 {
+                d
+            } else {
+                (d - 1).next_power_of_two()
+            };
+            *diffs.entry(bucket).or_default() += 1;
+        }
+        let (all, same, cross) = (all.finish(), same.finish(), cross.finish());
+        let f1 = if all.precision + all.recall == 0.0 {
+            0.0
+        } else {
+            2.0 * all.precision * all.recall / (all.precision + all.recall)
+        };
+        out.push(CorpusResult {
+            name: name.clone(),
+            stages: pipeline.describe(),
+            all,
+            same_site: same,
+            cross_site: cross,
+            f1,
+            seconds,
+            peak_rss_bytes: peak_rss(),
+            near_duplicates_per_document: per_doc.into_iter().collect(),
+            term_differences: diffs.into_iter().collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// Size of the symmetric difference of the two documents' term multisets.
+fn term_difference(tok: &crate::tokenize::Tokenizer, a: &Document, b: &Document) -> u64 {
+    let mut ta = crate::tokenize::Tokens::default();
+    let mut tb = crate::tokenize::Tokens::default();
+    tok.tokenize(&a.body, a.url.as_deref(), &mut ta);
+    tok.tokenize(&b.body, b.url.as_deref(), &mut tb);
+    ta.fps.sort_unstable();
+    tb.fps.sort_unstable();
+    let common = count_common(&ta.fps, &tb.fps) as u64;
+    ta.fps.len() as u64 + tb.fps.len() as u64 - 2 * common
+}

@@ -131,8 +131,14 @@ struct SketchArgs {
 #[derive(Args)]
 struct EvalArgs {
     /// Labelled pairs, JSONL: text_a/text_b (or html_a/html_b), label, optional url.
+    #[arg(long, required_unless_present = "corpus", conflicts_with = "corpus")]
+    pairs: Option<PathBuf>,
+    /// A corpus (any input format of `dedup`) to run every algorithm on end to end ...
+    #[arg(long, requires = "truth")]
+    corpus: Option<String>,
+    /// ... against this ground truth: JSONL of base/variant (as `synth` writes) or a/b ids.
     #[arg(long)]
-    pairs: PathBuf,
+    truth: Option<PathBuf>,
     /// Labels at or above this count as near-duplicates.
     #[arg(long, default_value_t = 1.0)]
     positive_min: f64,
@@ -154,7 +160,8 @@ struct EvalArgs {
     /// Write every measure of every pair as JSONL (for your own analysis).
     #[arg(long)]
     scores: Option<PathBuf>,
-    /// Draw precision–recall curves (implies --sweep) as SVG.
+    /// Draw precision–recall curves (implies --sweep) as SVG; with --corpus, the
+    /// log–log distribution of near-duplicates per document.
     #[arg(long)]
     plot: Option<PathBuf>,
     #[command(flatten)]
@@ -1140,11 +1147,153 @@ fn synth(args: SynthArgs) -> Result<()> {
     Ok(())
 }
 
-fn eval(args: EvalArgs) -> Result<()> {
-    let params = args.params.merged()?;
+/// A stage two that keeps nothing (only exact duplicates remain).
+#[derive(Debug)]
+struct KeepNothing;
+
+impl neardup::filter::PairFilter for KeepNothing {
+    fn name(&self) -> String {
+        "none kept".into()
+    }
+    fn accept(&self, _: neardup::SketchRef<'_>, _: neardup::SketchRef<'_>) -> bool {
+        false
+    }
+}
+
+fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> Result<()> {
+    use neardup::candidates::{BucketLimits, CharikarBlocks, PughChecksums, SimhashCandidates};
+    use neardup::filter::AcceptAll;
+    let input = Input::detect(corpus, corpus, None);
+    let mut docs = Vec::new();
+    for rec in Reader::new(vec![input], Fields::default(), false, false) {
+        if let Some(Ok(d)) = rec?.doc {
+            docs.push(d);
+        }
+    }
+    let truth = neardup::eval::read_truth(truth)?;
+    let limits = BucketLimits::default();
+    let (combined, _) = params.builder()?;
+    let mut algos: Vec<(String, Pipeline)> = vec![("combined".into(), combined.build()?)];
+    algos.push((
+        "broder".into(),
+        Pipeline::builder().filter(Arc::new(AcceptAll)).build()?,
+    ));
+    algos.push((
+        "charikar-blocks".into(),
+        Pipeline::builder()
+            .candidates(Arc::new(CharikarBlocks {
+                max_distance: 12,
+                limits,
+            }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    algos.push((
+        "simhash64".into(),
+        Pipeline::builder()
+            .candidates(Arc::new(SimhashCandidates {
+                design: neardup::index::Design::k3_10(),
+            }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    let mut pugh = Pipeline::builder();
+    pugh.sketch_config_mut().pugh = Some(neardup::pugh::PughConfig::default());
+    algos.push((
+        "pugh".into(),
+        pugh.candidates(Arc::new(PughChecksums { limits }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    algos.push((
+        "exact".into(),
+        Pipeline::builder().filter(Arc::new(KeepNothing)).build()?,
+    ));
+    algos.push((
+        "recall-preset".into(),
+        Pipeline::builder().preset(Preset::Recall).build()?,
+    ));
+    let results = neardup::eval::evaluate_corpus(&docs, &truth, &algos)?;
+    println!(
+        "{} documents, {} truth pairs listed",
+        docs.len(),
+        truth.len()
+    );
+    println!(
+        "{:<16} {:>9} {:>9} {:>7} {:>6}   {:>15} {:>15}  {:>8} {:>9}",
+        "algorithm",
+        "reported",
+        "precision",
+        "recall",
+        "F1",
+        "same-site P/R",
+        "cross-site P/R",
+        "seconds",
+        "peak MB"
+    );
+    for r in &results {
+        println!(
+            "{:<16} {:>9} {:>9.3} {:>7.3} {:>6.3}   {:>7.3}/{:<7.3} {:>7.3}/{:<7.3}  {:>8.2} {:>9.0}",
+            r.name,
+            r.all.reported,
+            r.all.precision,
+            r.all.recall,
+            r.f1,
+            r.same_site.precision,
+            r.same_site.recall,
+            r.cross_site.precision,
+            r.cross_site.recall,
+            r.seconds,
+            r.peak_rss_bytes.unwrap_or(0) as f64 / 1e6
+        );
+    }
+    if let Some(path) = &args.json {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(
+            &mut f,
+            &json!({"documents": docs.len(), "algorithms": results}),
+        )?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if let Some(path) = &args.plot {
+        let series: Vec<(String, Vec<(f64, f64)>)> = results
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    r.near_duplicates_per_document
+                        .iter()
+                        .map(|&(k, n)| (k as f64, n as f64))
+                        .collect(),
+                )
+            })
+            .collect();
+        let svg = neardup::plot::loglog(
+            "Near-duplicates per document",
+            "near-duplicates of a document",
+            "documents",
+            &series,
+        );
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(svg.as_bytes())?;
+        f.commit()?;
+    }
+    Ok(())
+}
+
+fn eval(mut args: EvalArgs) -> Result<()> {
+    let params = std::mem::take(&mut args.params).merged()?;
+    if let (Some(corpus), Some(truth)) = (&args.corpus, &args.truth) {
+        return eval_corpus(&args, &params, corpus, truth);
+    }
     let (builder, _) = params.builder()?;
     let pipeline = builder.build()?;
-    let pairs = neardup::eval::read_pairs(&args.pairs)?;
+    let pairs_path = args
+        .pairs
+        .clone()
+        .context("--pairs FILE or --corpus FILE --truth FILE")?;
+    let pairs = neardup::eval::read_pairs(&pairs_path)?;
     let cfg = neardup::eval::EvalConfig {
         positive_min: args.positive_min,
         simhash_k: args.simhash_k,

@@ -629,3 +629,36 @@ fn mirrors_report_and_site_strategy_flags() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
 }
+
+#[test]
+fn eval_on_a_generated_corpus_with_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = |args: &[&str]| {
+        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&[
+        "synth", "--base", "200", "--seed", "4", "-o", "c.jsonl", "--truth", "t.jsonl",
+    ]);
+    let table = ok(&[
+        "eval", "--corpus", "c.jsonl", "--truth", "t.jsonl", "--json", "e.json", "--plot", "e.svg",
+    ]);
+    assert!(table.contains("recall-preset"));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("e.json")).unwrap()).unwrap();
+    let algos = v["algorithms"].as_array().unwrap();
+    assert_eq!(algos.len(), 7);
+    let combined = &algos[0];
+    assert!(
+        combined["all"]["precision"].as_f64().unwrap() > 0.99
+            && combined["all"]["recall"].as_f64().unwrap() > 0.3
+    );
+    assert!(std::fs::read_to_string(dir.path().join("e.svg"))
+        .unwrap()
+        .contains("near-duplicates of a document"));
+}

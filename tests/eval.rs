@@ -76,3 +76,48 @@ fn labelled_pairs_are_read_and_scored() {
     let err = read_pairs(&p).unwrap_err().to_string();
     assert!(err.contains("record 1") && err.contains("text_b"), "{err}");
 }
+
+#[test]
+fn corpus_evaluation_counts_pairs_against_the_truth() {
+    use neardup::eval::evaluate_corpus;
+    use neardup::Document;
+    let long: String = (0..300)
+        .map(|i| format!("term{} ", i % 97 + i / 7))
+        .collect();
+    let other: String = (0..300).map(|i| format!("word{i} ")).collect();
+    let docs = vec![
+        Document::text("a", long.clone()).with_url("http://one.example/a"),
+        Document::text("a-copy", long.clone()).with_url("http://two.example/a"),
+        Document::text("b", other.clone()).with_url("http://one.example/b"),
+        Document::text("b-variant", format!("{other} plus")).with_url("http://one.example/b2"),
+        Document::text("c", "something else entirely, short").with_url("http://one.example/c"),
+    ];
+    let truth = vec![
+        ("a".to_string(), "a-copy".to_string()),
+        ("b".to_string(), "b-variant".to_string()),
+    ];
+    let algos = vec![
+        ("combined".to_string(), Pipeline::builder().build().unwrap()),
+        (
+            "exact".to_string(),
+            Pipeline::builder()
+                .charikar_threshold(384)
+                .min_shared(6)
+                .build()
+                .unwrap(),
+        ),
+    ];
+    let r = evaluate_corpus(&docs, &truth, &algos).unwrap();
+    assert_eq!((r[0].all.tp, r[0].all.reported, r[0].all.truth), (2, 2, 2));
+    assert_eq!(
+        (r[0].all.precision, r[0].all.recall, r[0].f1),
+        (1.0, 1.0, 1.0)
+    );
+    // One same-site truth pair (b), one cross-site (a).
+    assert_eq!((r[0].same_site.truth, r[0].cross_site.truth), (1, 1));
+    assert_eq!(r[0].near_duplicates_per_document, vec![(1, 4)]);
+    // Term differences: 0 for the exact copy, 1 for the variant.
+    assert_eq!(r[0].term_differences, vec![(0, 1), (1, 1)]);
+    assert_eq!((r[1].all.tp, r[1].all.reported), (1, 1));
+    assert_eq!(r[1].all.recall, 0.5);
+}
