@@ -32,7 +32,8 @@
 //! [`bitmap_join`] finds every group of equal fingerprints without sorting all of them:
 //! a first pass counts fingerprints in a bitmap of 2-bit counters (0, 1, many), a second
 //! keeps only those in "many" buckets; this repeats with a new hash to thin collisions;
-//! the survivors are sorted and equal runs become pairs.
+//! the survivors are sorted and equal runs become pairs. [`bitmap_join_partitioned`]
+//! splits the entries by fingerprint when one bitmap would be too large.
 
 use crate::hash::{mix64, param_rng};
 use bitvec::prelude::*;
@@ -195,6 +196,49 @@ pub struct BitmapStats {
     pub buckets: u64,
 }
 
+/// Like [`bitmap_join`], but when the bitmap of all entries would exceed
+/// `max_bitmap_bytes`, the entries are partitioned by the top bits of their fingerprint
+/// (equal fingerprints always share a partition) and each partition is joined with a
+/// bitmap of its own; the stats add up over the partitions (`buckets` is the largest).
+pub fn bitmap_join_partitioned(
+    entries: &[(u64, u32)],
+    passes: usize,
+    buckets_per_entry: usize,
+    star: bool,
+    max_bitmap_bytes: usize,
+) -> (Vec<(u32, u32)>, BitmapStats, usize) {
+    let need = (entries.len().max(1) * buckets_per_entry.max(1)).next_power_of_two() / 4;
+    let parts = need.div_ceil(max_bitmap_bytes.max(64)).next_power_of_two();
+    if parts <= 1 {
+        let (p, s) = bitmap_join(entries, passes, buckets_per_entry, star);
+        return (p, s, 1);
+    }
+    let bits = parts.trailing_zeros();
+    let mut buckets: Vec<Vec<(u64, u32)>> = vec![Vec::new(); parts];
+    for &e in entries {
+        buckets[(mix64(e.0) >> (64 - bits)) as usize].push(e);
+    }
+    let mut pairs = Vec::new();
+    let mut stats = BitmapStats {
+        removed_per_pass: vec![0; passes],
+        ..Default::default()
+    };
+    for part in &buckets {
+        let (p, s) = bitmap_join(part, passes, buckets_per_entry, star);
+        pairs.extend(p);
+        stats.input += s.input;
+        stats.survivors += s.survivors;
+        stats.collided_uniques += s.collided_uniques;
+        stats.buckets = stats.buckets.max(s.buckets);
+        for (t, r) in stats.removed_per_pass.iter_mut().zip(&s.removed_per_pass) {
+            *t += r;
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    (pairs, stats, parts)
+}
+
 /// Pairs `(a, b)`, `a < b`, of documents that share a fingerprint, from `(fingerprint,
 /// document)` entries (fingerprint 0 = empty, ignored). `passes` bitmap passes with
 /// `buckets_per_entry · n` 2-bit buckets each (default 2 passes of 8 buckets per entry),
@@ -263,4 +307,20 @@ pub fn bitmap_join(
     pairs.sort_unstable();
     pairs.dedup();
     (pairs, stats)
+}
+
+/// Clusters of documents connected by shared fingerprints (seed 004's last step):
+/// the star pairs of [`bitmap_join_partitioned`] through union-find over `0..documents`;
+/// groups of two or more, each sorted, ordered by first member.
+pub fn bitmap_clusters(
+    entries: &[(u64, u32)],
+    documents: usize,
+    max_bitmap_bytes: usize,
+) -> (Vec<Vec<u32>>, BitmapStats) {
+    let (pairs, stats, _) = bitmap_join_partitioned(entries, 2, 8, true, max_bitmap_bytes);
+    let mut uf = crate::cluster::UnionFind::new(documents);
+    for (a, b) in pairs {
+        uf.union(a, b);
+    }
+    (uf.groups(), stats)
 }

@@ -1,7 +1,8 @@
 //! Pugh's bucket checksums: the edit model, the bitmap join, the candidate generator.
 use neardup::candidates::{BucketLimits, CandidateGenerator, CandidateStats, PughChecksums};
 use neardup::pugh::{
-    all_lists_changed, bitmap_join, detection_probability, Order, Pugh, PughConfig,
+    all_lists_changed, bitmap_join, bitmap_join_partitioned, detection_probability, Order, Pugh,
+    PughConfig,
 };
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Pipeline, SketchConfig};
@@ -157,6 +158,22 @@ fn bitmap_join_equals_a_plain_hash_join() {
         }
         let (got, stats) = bitmap_join(&entries, 2, 8, false);
         assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "n={n}");
+        // Partitioned when the bitmap would exceed 1 KiB: the same pairs.
+        let (parted, pstats, parts) = bitmap_join_partitioned(&entries, 2, 8, false, 1024);
+        assert_eq!(
+            parted.into_iter().collect::<BTreeSet<_>>(),
+            want,
+            "n={n} partitioned"
+        );
+        assert!(n < 1000 || parts > 1, "n={n}: {parts} partitions");
+        assert_eq!(pstats.input, stats.input);
+        // Clusters: the connected components of the plain join.
+        let (clusters, _) = neardup::pugh::bitmap_clusters(&entries, doc as usize, 4096);
+        let mut uf = neardup::cluster::UnionFind::new(doc as usize);
+        for &(a, b) in &want {
+            uf.union(a, b);
+        }
+        assert_eq!(clusters, uf.groups());
         // Uniques removed by the bitmaps except those that collided (counted).
         let uniques = by_fp.values().filter(|d| d.len() == 1).count() as u64;
         let shared_entries: u64 = by_fp
