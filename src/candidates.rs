@@ -165,6 +165,42 @@ fn bucket_pairs(
     }
 }
 
+/// The bucketing passes of one generator run: each pass buckets one key per document,
+/// enumerates the pairs of each bucket that `keep` accepts, and merges them into the
+/// sorted, de-duplicated output.
+struct Passes<'a> {
+    keys: Vec<(u64, u32)>,
+    out: Vec<(u32, u32)>,
+    limits: BucketLimits,
+    stats: &'a mut CandidateStats,
+}
+
+impl<'a> Passes<'a> {
+    fn new(limits: BucketLimits, stats: &'a mut CandidateStats) -> Self {
+        Passes {
+            keys: Vec::new(),
+            out: Vec::new(),
+            limits,
+            stats,
+        }
+    }
+
+    fn pass(
+        &mut self,
+        keys: impl Iterator<Item = (u64, u32)>,
+        keep: impl Fn(u32, u32) -> bool + Sync,
+    ) {
+        self.keys.clear();
+        self.keys.extend(keys);
+        bucket_pairs(&mut self.keys, self.limits, self.stats, &mut self.out, keep);
+        dedup(&mut self.out);
+    }
+
+    fn finish(self) -> Vec<(u32, u32)> {
+        finish(self.out, self.stats)
+    }
+}
+
 /// Sorts and removes repeated pairs (a pair can share several buckets).
 fn dedup(pairs: &mut Vec<(u32, u32)>) {
     pairs.par_sort_unstable();
@@ -203,23 +239,18 @@ impl CandidateGenerator for Supershingles {
         active: &[u32],
         stats: &mut CandidateStats,
     ) -> Vec<(u32, u32)> {
+        if sk.is_empty() || active.is_empty() {
+            return Vec::new();
+        }
         let slots = sk.get(0).supershingles.len();
         let r = self.min_shared.clamp(1, slots.max(1));
-        let mut out = Vec::new();
-        let mut keys: Vec<(u64, u32)> = Vec::with_capacity(active.len());
-        if sk.is_empty() {
-            return out;
-        }
+        let ss = |d: u32| sk.get(d as usize).supershingles;
+        // Checked on the sketches: a key collision without real agreement is no candidate.
+        let enough = |a: u32, b: u32| shared_supershingles(ss(a), ss(b)) >= r;
+        let mut p = Passes::new(self.limits, stats);
         if r == 1 || slots < 2 {
             for s in 0..slots {
-                keys.clear();
-                keys.extend(
-                    active
-                        .iter()
-                        .map(|&d| (sk.get(d as usize).supershingles[s], d)),
-                );
-                bucket_pairs(&mut keys, self.limits, stats, &mut out, |_, _| true);
-                dedup(&mut out);
+                p.pass(active.iter().map(|&d| (ss(d)[s], d)), |_, _| true);
             }
         } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
             // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
@@ -227,46 +258,23 @@ impl CandidateGenerator for Supershingles {
             let groups = slots - r + 1;
             for g in 0..groups {
                 let (s0, s1) = (g * slots / groups, (g + 1) * slots / groups);
-                keys.clear();
-                keys.extend(active.iter().map(|&d| {
-                    (
-                        combine(
-                            &sk.get(d as usize).supershingles[s0..s1],
-                            GROUP_SEED.wrapping_add(g as u64),
-                        ),
-                        d,
-                    )
-                }));
-                bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
-                    shared_supershingles(
-                        sk.get(a as usize).supershingles,
-                        sk.get(b as usize).supershingles,
-                    ) >= r
-                });
-                dedup(&mut out);
+                let seed = GROUP_SEED.wrapping_add(g as u64);
+                p.pass(
+                    active.iter().map(|&d| (combine(&ss(d)[s0..s1], seed), d)),
+                    enough,
+                );
             }
         } else {
             for i in 0..slots {
                 for j in i + 1..slots {
-                    keys.clear();
-                    keys.extend(active.iter().map(|&d| {
-                        let ss = sk.get(d as usize).supershingles;
-                        (megashingle(ss[i], ss[j]), d)
-                    }));
-                    bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
-                        let (x, y) = (
-                            sk.get(a as usize).supershingles,
-                            sk.get(b as usize).supershingles,
-                        );
-                        // Checked on the sketches: a megashingle collision without real
-                        // agreement is no candidate.
-                        shared_supershingles(x, y) >= r
-                    });
-                    dedup(&mut out);
+                    p.pass(
+                        active.iter().map(|&d| (megashingle(ss(d)[i], ss(d)[j]), d)),
+                        enough,
+                    );
                 }
             }
         }
-        finish(out, stats)
+        p.finish()
     }
 }
 
@@ -315,30 +323,22 @@ impl CandidateGenerator for CharikarBlocks {
         active: &[u32],
         stats: &mut CandidateStats,
     ) -> Vec<(u32, u32)> {
-        let mut out = Vec::new();
-        if sk.is_empty() {
-            return out;
+        if sk.is_empty() || active.is_empty() {
+            return Vec::new();
         }
         let bits = sk.get(0).charikar.len() * 64;
         let blocks = (self.max_distance as usize + 1).min(bits);
-        let bounds: Vec<(usize, usize)> = (0..blocks)
-            .map(|k| (k * bits / blocks, (k + 1) * bits / blocks))
-            .collect();
         let h = self.max_distance;
-        let mut keys = Vec::with_capacity(active.len());
-        for (k, &(s, e)) in bounds.iter().enumerate() {
-            keys.clear();
-            keys.extend(
-                active
-                    .iter()
-                    .map(|&d| (block_key(sk.get(d as usize).charikar, s, e, k), d)),
+        let ch = |d: u32| sk.get(d as usize).charikar;
+        let mut p = Passes::new(self.limits, stats);
+        for k in 0..blocks {
+            let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
+            p.pass(
+                active.iter().map(|&d| (block_key(ch(d), s, e, k), d)),
+                |a, b| hamming(ch(a), ch(b)) <= h,
             );
-            bucket_pairs(&mut keys, self.limits, stats, &mut out, |a, b| {
-                hamming(sk.get(a as usize).charikar, sk.get(b as usize).charikar) <= h
-            });
-            dedup(&mut out);
         }
-        finish(out, stats)
+        p.finish()
     }
 }
 
@@ -362,22 +362,20 @@ impl CandidateGenerator for PughChecksums {
         active: &[u32],
         stats: &mut CandidateStats,
     ) -> Vec<(u32, u32)> {
-        let mut out = Vec::new();
-        if sk.is_empty() {
-            return out;
+        if sk.is_empty() || active.is_empty() {
+            return Vec::new();
         }
         let width = sk.get(0).pugh.len();
-        let mut keys = Vec::with_capacity(active.len());
+        let mut p = Passes::new(self.limits, stats);
         for slot in 0..width {
-            keys.clear();
-            keys.extend(active.iter().filter_map(|&d| {
-                let v = sk.get(d as usize).pugh[slot];
-                (v != 0).then_some((v, d))
-            }));
-            bucket_pairs(&mut keys, self.limits, stats, &mut out, |_, _| true);
-            dedup(&mut out);
+            // Empty lists (0) are left out: they never match.
+            let keys = active
+                .iter()
+                .map(|&d| (sk.get(d as usize).pugh[slot], d))
+                .filter(|k| k.0 != 0);
+            p.pass(keys, |_, _| true);
         }
-        finish(out, stats)
+        p.finish()
     }
 }
 

@@ -532,3 +532,46 @@ fn simhash_stage_one_equals_brute_force() {
     assert!(!want.is_empty());
     assert_eq!(near_pairs(&d), want);
 }
+
+/// Regression: an empty input (or one where every record is rejected) panicked in stage
+/// one, which read the first sketch before checking that there was one.
+#[test]
+fn empty_and_all_rejected_inputs_with_every_generator() {
+    let gens: Vec<Arc<dyn CandidateGenerator>> = vec![
+        Arc::new(Supershingles {
+            min_shared: 2,
+            limits: BucketLimits::default(),
+        }),
+        Arc::new(Supershingles {
+            min_shared: 1,
+            limits: BucketLimits::default(),
+        }),
+        Arc::new(CharikarBlocks {
+            max_distance: 8,
+            limits: BucketLimits::default(),
+        }),
+        Arc::new(neardup::candidates::PughChecksums {
+            limits: BucketLimits::default(),
+        }),
+        Arc::new(neardup::candidates::SimhashCandidates {
+            design: neardup::index::Design::k3_10(),
+        }),
+    ];
+    for g in gens {
+        for docs in [
+            Vec::new(),
+            vec![Document::text("e1", ""), Document::text("e2", "...")],
+        ] {
+            let n = docs.len() as u64;
+            let d = Pipeline::builder()
+                .candidates(g.clone())
+                .high_recall(Some(380))
+                .build()
+                .unwrap()
+                .run(docs)
+                .unwrap();
+            assert_eq!((d.stats.read, d.stats.rejected, d.stats.kept), (n, n, 0));
+            d.check_accounting().unwrap();
+        }
+    }
+}
