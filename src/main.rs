@@ -285,6 +285,10 @@ struct Params {
     /// Pugh: order-sensitive list fingerprints instead of order-insensitive.
     #[arg(long)]
     pugh_ordered: Option<bool>,
+    /// simhash: table design, whose k is the distance (k3-20, k3-16, k3-10, k3-4,
+    /// K:R1[,R2…]) [default: k3-10].
+    #[arg(long)]
+    simhash_design: Option<String>,
     /// charikar-blocks: maximum Hamming distance of candidates [default: 12].
     #[arg(long)]
     block_distance: Option<u32>,
@@ -347,6 +351,7 @@ impl Params {
             pugh_repeats,
             pugh_ordered,
             block_distance,
+            simhash_design,
             shingle,
             minhashes,
             supershingles,
@@ -458,9 +463,10 @@ impl Params {
                 b.candidates(Arc::new(neardup::candidates::PughChecksums { limits }));
             }
             Some(CandidatesArg::Simhash) => {
-                b.candidates(Arc::new(neardup::candidates::SimhashCandidates {
-                    design: neardup::index::Design::k3_10(),
-                }));
+                let design = neardup::index::Design::named(
+                    self.simhash_design.as_deref().unwrap_or("k3-10"),
+                )?;
+                b.candidates(Arc::new(neardup::candidates::SimhashCandidates { design }));
             }
             Some(CandidatesArg::CharikarBlocks) => {
                 b.candidates(Arc::new(neardup::candidates::CharikarBlocks {

@@ -662,3 +662,49 @@ fn eval_on_a_generated_corpus_with_truth() {
         .unwrap()
         .contains("near-duplicates of a document"));
 }
+
+#[test]
+fn stage_one_flags_select_the_generator_and_its_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let stage_one = |args: &[&str]| {
+        let out = bin()
+            .current_dir(dir.path())
+            .args(["dedup", "-q", "--report", "r.json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
+                .unwrap();
+        v["parameters"]["stage_one"].as_str().unwrap().to_string()
+    };
+    assert_eq!(stage_one(&[]), "broder(shared>=2)");
+    assert_eq!(
+        stage_one(&["--candidates", "pugh", "--pugh-lists", "8"]),
+        "pugh(shared>=1)"
+    );
+    assert_eq!(
+        stage_one(&["--candidates", "simhash", "--simhash-design", "2:4"]),
+        "simhash64(distance<=2)"
+    );
+    assert_eq!(
+        stage_one(&["--candidates", "charikar-blocks", "--block-distance", "20"]),
+        "charikar-blocks(distance<=20)"
+    );
+    let bad = bin()
+        .args([
+            "dedup",
+            "--candidates",
+            "simhash",
+            "--simhash-design",
+            "bogus",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+}
