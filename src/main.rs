@@ -43,8 +43,8 @@ enum Command {
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
     Pair(PairArgs),
-    /// Write the sketches of a snapshot, to dedup later snapshots against it
-    /// (`dedup --sketches FILE`).
+    /// Write the sketches of a snapshot's distinct records (those `dedup` keeps), to
+    /// dedup later snapshots against it (`dedup --sketches FILE`).
     #[command(after_help = "Example (incremental dedup):
   neardup sketch march.jsonl.zst -o march.sketches
   neardup dedup april.jsonl.zst --sketches march.sketches -o april-new.jsonl")]
