@@ -11,6 +11,7 @@ use crate::charikar::agreement;
 use crate::document::{Body, Document};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
+use crate::sketch::Analysis;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::BufRead;
@@ -136,49 +137,76 @@ pub struct PairScores {
     pub pugh_shared: usize,
 }
 
+/// Computes every measure of a pair of analysed documents with a pipeline's settings.
+#[derive(Debug)]
+pub struct Scorer {
+    pcfg: crate::pugh::PughConfig,
+    pugh: crate::pugh::Pugh,
+}
+
+impl Scorer {
+    /// A scorer for `pipeline`'s sketch settings (Pugh: the configured checksums, else
+    /// 4 lists and 1 repeat).
+    pub fn new(pipeline: &Pipeline) -> Self {
+        let cfg = pipeline.sketcher().config();
+        let pcfg = cfg.pugh.unwrap_or_default();
+        Scorer {
+            pcfg,
+            pugh: crate::pugh::Pugh::new(pcfg, cfg.seed),
+        }
+    }
+
+    fn checksums(&self, a: &Analysis) -> Vec<u64> {
+        let mut v = vec![0u64; self.pcfg.width()];
+        self.pugh.checksums(
+            if self.pcfg.shingles {
+                &a.shingles
+            } else {
+                &a.terms
+            },
+            &mut v,
+        );
+        v
+    }
+
+    /// Every measure of the pair `(a, b)`, with `label` carried along.
+    pub fn score(&self, a: &Analysis, b: &Analysis, label: f64) -> PairScores {
+        let distinct = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let (sa, sb) = (distinct(&a.shingles), distinct(&b.shingles));
+        let inter = count_common(&sa, &sb);
+        let union = sa.len() + sb.len() - inter;
+        PairScores {
+            label,
+            exact: a.sketch.exact == b.sketch.exact,
+            shared_supershingles: shared_supershingles(
+                &a.sketch.supershingles,
+                &b.sketch.supershingles,
+            ),
+            agreement: agreement(&a.sketch.charikar, &b.sketch.charikar),
+            simhash_distance: (a.sketch.simhash ^ b.sketch.simhash).count_ones(),
+            estimated_resemblance: estimated_resemblance(&a.min_values, &b.min_values),
+            jaccard: if union == 0 {
+                0.0
+            } else {
+                inter as f64 / union as f64
+            },
+            pugh_shared: crate::pugh::Pugh::shared(&self.checksums(a), &self.checksums(b)),
+        }
+    }
+}
+
 /// Computes every measure for every pair, in parallel.
 pub fn score_pairs(pipeline: &Pipeline, pairs: &[LabelledPair]) -> Vec<PairScores> {
     let sk = pipeline.sketcher();
-    let pcfg = sk.config().pugh.unwrap_or_default();
-    let pugh = crate::pugh::Pugh::new(pcfg, sk.config().seed);
-    let checksums = |terms: &[u64], shingles: &[u64]| {
-        let mut v = vec![0u64; pcfg.width()];
-        pugh.checksums(if pcfg.shingles { shingles } else { terms }, &mut v);
-        v
-    };
+    let scorer = Scorer::new(pipeline);
     pairs
         .par_iter()
-        .map(|p| {
-            let (a, b) = (sk.analyze(&p.a), sk.analyze(&p.b));
-            let mut sa = a.shingles.clone();
-            let mut sb = b.shingles.clone();
-            sa.sort_unstable();
-            sa.dedup();
-            sb.sort_unstable();
-            sb.dedup();
-            let inter = count_common(&sa, &sb);
-            let union = sa.len() + sb.len() - inter;
-            PairScores {
-                label: p.label,
-                exact: a.sketch.exact == b.sketch.exact,
-                shared_supershingles: shared_supershingles(
-                    &a.sketch.supershingles,
-                    &b.sketch.supershingles,
-                ),
-                agreement: agreement(&a.sketch.charikar, &b.sketch.charikar),
-                simhash_distance: (a.sketch.simhash ^ b.sketch.simhash).count_ones(),
-                estimated_resemblance: estimated_resemblance(&a.min_values, &b.min_values),
-                jaccard: if union == 0 {
-                    0.0
-                } else {
-                    inter as f64 / union as f64
-                },
-                pugh_shared: crate::pugh::Pugh::shared(
-                    &checksums(&a.terms, &a.shingles),
-                    &checksums(&b.terms, &b.shingles),
-                ),
-            }
-        })
+        .map(|p| scorer.score(&sk.analyze(&p.a), &sk.analyze(&p.b), p.label))
         .collect()
 }
 
@@ -544,18 +572,6 @@ pub struct CorpusResult {
     pub term_differences: Vec<(u64, u64)>,
 }
 
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
-}
-
 /// Runs each `(name, pipeline)` end to end over `docs` and scores the clusters against
 /// the truth pairs (closed transitively). Reported pairs are all pairs within a reported
 /// cluster (exact duplicates included).
@@ -656,7 +672,7 @@ pub fn evaluate_corpus(
             cross_site: cross,
             f1,
             seconds,
-            peak_rss_bytes: peak_rss(),
+            peak_rss_bytes: crate::pipeline::peak_memory_bytes(),
             near_duplicates_per_document: per_doc.into_iter().collect(),
             term_differences: diffs.into_iter().collect(),
         });

@@ -926,7 +926,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
         },
         "stats": s,
-        "peak_memory_bytes": peak_memory(),
+        "peak_memory_bytes": neardup::pipeline::peak_memory_bytes(),
     });
     if let Some(path) = &args.report {
         let mut f = AtomicFile::create(path)?;
@@ -961,7 +961,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             s.seconds.candidates,
             s.seconds.filter,
             s.seconds.cluster,
-            peak_memory().unwrap_or(0) as f64 / 1e6
+            neardup::pipeline::peak_memory_bytes().unwrap_or(0) as f64 / 1e6
         );
         if args.inputs.is_empty() {
             eprintln!("  (this was the bundled demo corpus, fixtures/demo.jsonl; `neardup dedup FILE...` runs on yours)");
@@ -988,14 +988,6 @@ fn doc_json(doc: &Document) -> serde_json::Value {
     }
 }
 
-/// Peak resident memory of this process (Linux: `VmHWM`), if known.
-fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn read_doc(path: &Path) -> Result<Document> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -1015,43 +1007,25 @@ fn pair(args: PairArgs) -> Result<()> {
     let sk = pipeline.sketcher();
     let (da, db) = (read_doc(&args.a)?, read_doc(&args.b)?);
     let (a, b) = (sk.analyze(&da), sk.analyze(&db));
-    let set = |v: &[u64]| {
-        v.iter()
-            .copied()
-            .collect::<std::collections::HashSet<u64>>()
-    };
-    let (sa, sb) = (set(&a.shingles), set(&b.shingles));
-    let inter = sa.intersection(&sb).count();
-    let union = sa.len() + sb.len() - inter;
-    let jaccard = if union == 0 {
-        0.0
-    } else {
-        inter as f64 / union as f64
-    };
+    let scores = neardup::eval::Scorer::new(&pipeline).score(&a, &b, 0.0);
     let cfg = sk.config();
-    let resemblance = neardup::broder::estimated_resemblance(&a.min_values, &b.min_values);
-    let shared =
-        neardup::broder::shared_supershingles(&a.sketch.supershingles, &b.sketch.supershingles);
+    let (jaccard, resemblance, shared, agree) = (
+        scores.jaccard,
+        scores.estimated_resemblance,
+        scores.shared_supershingles,
+        scores.agreement,
+    );
+    let (simhash_distance, exact) = (scores.simhash_distance, scores.exact);
     let (ma, mb) = (
         neardup::broder::megashingles(&a.sketch.supershingles),
         neardup::broder::megashingles(&b.sketch.supershingles),
     );
     let mega = ma.iter().zip(&mb).filter(|(x, y)| x == y).count();
-    let agree = neardup::charikar::agreement(&a.sketch.charikar, &b.sketch.charikar);
-    let simhash_distance = (a.sketch.simhash ^ b.sketch.simhash).count_ones();
-    let exact = a.sketch.exact == b.sketch.exact;
-    let min_shared = params.min_shared.unwrap_or(
-        if params
-            .preset
-            .is_some_and(|p| matches!(p, PresetArg::Recall))
-        {
-            1
-        } else {
-            2
-        },
-    );
+    // The pipeline's own rules (presets included).
+    let min_shared = pipeline.min_shared();
     let broder_ok = shared >= min_shared;
-    let charikar_ok = agree >= pipeline.charikar_threshold();
+    let charikar_ok = agree >= pipeline.charikar_threshold()
+        || pipeline.accept_shared().is_some_and(|r| shared >= r);
     let high_recall_ok = pipeline.high_recall_threshold().is_some_and(|h| agree >= h);
     let v = json!({
         "a": {"id": da.id, "terms": a.sketch.terms, "shingles": a.shingles.len()},

@@ -7,44 +7,24 @@ use neardup::candidates::{
 use neardup::charikar::agreement;
 use neardup::cluster::{ClusterMode, Keep};
 use neardup::filter::PairFilter;
-use neardup::pipeline::{Fate, PairKind};
+use neardup::pipeline::Fate;
 use neardup::sketch::{Sketch, SketchRef, Sketches};
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Dedup, Document, Pipeline, SketchConfig};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
-fn near_pairs(d: &Dedup) -> BTreeSet<(u32, u32)> {
-    d.pairs
-        .iter()
-        .filter(|p| p.kind != PairKind::Exact)
-        .map(|p| (p.a, p.b))
-        .collect()
-}
+mod common;
+use common::{brute_pairs, near_pairs};
+use std::sync::Arc;
 
 /// Brute force of "≥ r supershingles and agreement ≥ t" over the exact-duplicate
 /// representatives.
 fn brute_force(d: &Dedup, r: usize, t: u32) -> BTreeSet<(u32, u32)> {
-    let active: Vec<u32> = (0..d.fates.len() as u32)
-        .filter(|&i| {
-            !matches!(
-                d.fates[i as usize],
-                Fate::ExactDuplicate { .. } | Fate::Rejected { .. }
-            )
-        })
-        .collect();
-    let mut out = BTreeSet::new();
-    for (x, &a) in active.iter().enumerate() {
-        for &b in &active[x + 1..] {
-            let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
-            if shared_supershingles(sa.supershingles, sb.supershingles) >= r
-                && agreement(sa.charikar, sb.charikar) >= t
-            {
-                out.insert((a, b));
-            }
-        }
-    }
-    out
+    brute_pairs(d, |a, b| {
+        let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
+        shared_supershingles(sa.supershingles, sb.supershingles) >= r
+            && agreement(sa.charikar, sb.charikar) >= t
+    })
 }
 
 #[test]
@@ -130,24 +110,11 @@ fn recall_preset_keeps_candidates_by_charikar_or_many_shared_supershingles() {
         (35, 815, Some(51))
     );
     let d = p.run(corpus.documents.clone()).unwrap();
-    let mut want = BTreeSet::new();
-    let active: Vec<u32> = (0..d.fates.len() as u32)
-        .filter(|&i| {
-            !matches!(
-                d.fates[i as usize],
-                Fate::ExactDuplicate { .. } | Fate::Rejected { .. }
-            )
-        })
-        .collect();
-    for (x, &a) in active.iter().enumerate() {
-        for &b in &active[x + 1..] {
-            let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
-            let shared = shared_supershingles(sa.supershingles, sb.supershingles);
-            if shared >= 35 && (agreement(sa.charikar, sb.charikar) >= 815 || shared >= 51) {
-                want.insert((a, b));
-            }
-        }
-    }
+    let want = brute_pairs(&d, |a, b| {
+        let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
+        let shared = shared_supershingles(sa.supershingles, sb.supershingles);
+        shared >= 35 && (agreement(sa.charikar, sb.charikar) >= 815 || shared >= 51)
+    });
     assert!(want.len() > 20);
     assert_eq!(near_pairs(&d), want);
     // The recall preset finds more of the planted variants than the paper preset.
@@ -515,20 +482,9 @@ fn simhash_stage_one_equals_brute_force() {
         .unwrap()
         .run(corpus.documents)
         .unwrap();
-    let active: Vec<u32> = (0..d.fates.len() as u32)
-        .filter(|&i| !matches!(d.fates[i as usize], Fate::ExactDuplicate { .. }))
-        .collect();
-    let mut want = BTreeSet::new();
-    for (x, &a) in active.iter().enumerate() {
-        for &b in &active[x + 1..] {
-            if (d.sketches.get(a as usize).simhash ^ d.sketches.get(b as usize).simhash)
-                .count_ones()
-                <= 3
-            {
-                want.insert((a, b));
-            }
-        }
-    }
+    let want = brute_pairs(&d, |a, b| {
+        (d.sketches.get(a as usize).simhash ^ d.sketches.get(b as usize).simhash).count_ones() <= 3
+    });
     assert!(!want.is_empty());
     assert_eq!(near_pairs(&d), want);
 }

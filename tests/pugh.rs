@@ -11,6 +11,9 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 
+mod common;
+use common::brute_pairs;
+
 #[test]
 fn formula_matches_the_slides() {
     assert!((all_lists_changed(4, 4) - 0.09375).abs() < 1e-9);
@@ -221,18 +224,12 @@ fn generator_returns_every_pair_sharing_a_checksum() {
     let active: Vec<u32> = (0..d.fates.len() as u32)
         .filter(|&i| !matches!(d.fates[i as usize], neardup::Fate::ExactDuplicate { .. }))
         .collect();
-    let mut want = BTreeSet::new();
-    for (x, &a) in active.iter().enumerate() {
-        for &b in &active[x + 1..] {
-            if Pugh::shared(
-                d.sketches.get(a as usize).pugh,
-                d.sketches.get(b as usize).pugh,
-            ) > 0
-            {
-                want.insert((a, b));
-            }
-        }
-    }
+    let want = brute_pairs(&d, |a, b| {
+        Pugh::shared(
+            d.sketches.get(a as usize).pugh,
+            d.sketches.get(b as usize).pugh,
+        ) > 0
+    });
     assert!(!want.is_empty());
     let got = PughChecksums {
         limits: BucketLimits::default(),

@@ -3,9 +3,12 @@ use neardup::broder::shared_supershingles;
 use neardup::charikar::agreement;
 use neardup::strategy::{site_of, Henzinger, PairClass, SiteMode};
 use neardup::synth::{generate, SynthConfig};
-use neardup::{Document, Fate, PairKind, Pipeline};
+use neardup::{Document, PairKind, Pipeline};
 use std::collections::BTreeSet;
 use std::sync::Arc;
+
+mod common;
+use common::brute_pairs;
 
 #[test]
 fn site_of_a_page() {
@@ -119,31 +122,17 @@ fn henzinger_strategy_applies_its_threshold_per_class() {
         .unwrap()
         .run(docs.clone())
         .unwrap();
-    let active: Vec<u32> = (0..d.fates.len() as u32)
-        .filter(|&i| {
-            !matches!(
-                d.fates[i as usize],
-                Fate::ExactDuplicate { .. } | Fate::Rejected { .. }
-            )
-        })
-        .collect();
-    let mut want = BTreeSet::new();
-    for (x, &a) in active.iter().enumerate() {
-        for &b in &active[x + 1..] {
-            let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
-            let class = PairClass::of(d.site_of[a as usize], d.site_of[b as usize]);
-            let t = if class == PairClass::SameSite {
-                383
-            } else {
-                370
-            };
-            if shared_supershingles(sa.supershingles, sb.supershingles) >= 2
-                && agreement(sa.charikar, sb.charikar) >= t
-            {
-                want.insert((a, b));
-            }
-        }
-    }
+    let want = brute_pairs(&d, |a, b| {
+        let (sa, sb) = (d.sketches.get(a as usize), d.sketches.get(b as usize));
+        let class = PairClass::of(d.site_of[a as usize], d.site_of[b as usize]);
+        let t = if class == PairClass::SameSite {
+            383
+        } else {
+            370
+        };
+        shared_supershingles(sa.supershingles, sb.supershingles) >= 2
+            && agreement(sa.charikar, sb.charikar) >= t
+    });
     let got: BTreeSet<(u32, u32)> = d
         .pairs
         .iter()
