@@ -79,6 +79,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod boilerplate;
 pub mod broder;
 pub mod candidates;
 pub mod charikar;

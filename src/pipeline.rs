@@ -14,6 +14,7 @@
 //! too large, no terms, or an id already used by an earlier record); the result checks
 //! `read = kept + exact + near + rejected`.
 
+use crate::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
 use crate::candidates::{
     BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles,
 };
@@ -125,6 +126,10 @@ pub struct Stats {
     pub unknown_site_pairs: u64,
     /// Members removed from clusters by [`ClusterMode::Verified`].
     pub unchained: u64,
+    /// Pages sketched without some boilerplate terms ([`Pipeline::with_boilerplate`]).
+    pub boilerplate_pages: u64,
+    /// Boilerplate terms removed over all pages.
+    pub boilerplate_terms: u64,
     /// Cluster sizes.
     pub clusters: ClusterStats,
     /// Seconds per stage.
@@ -554,6 +559,7 @@ impl PipelineBuilder {
             chunk_records: self.chunk_records,
             pool,
             progress: self.progress.clone(),
+            boilerplate: None,
         })
     }
 }
@@ -615,6 +621,7 @@ pub struct Pipeline {
     chunk_records: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
     progress: Option<ProgressFn>,
+    boilerplate: Option<Arc<Boilerplate>>,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -681,6 +688,59 @@ impl Pipeline {
         match &self.pool {
             Some(p) => p.install(f),
             None => f(),
+        }
+    }
+
+    /// The first pass of boilerplate removal (see [`crate::boilerplate`]): counts, per
+    /// site, the pages each shingle is on, over the same records (and with the same
+    /// `parse`) the run will see. Records that fail to parse, are too large or have no
+    /// site are skipped here (the run accounts for them).
+    pub fn learn_boilerplate<T, I, F>(
+        &self,
+        records: I,
+        parse: F,
+        config: BoilerplateConfig,
+    ) -> Result<Boilerplate>
+    where
+        T: Send,
+        I: IntoIterator<Item = T>,
+        F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
+    {
+        let mut counter = BoilerplateCounter::new(config)?;
+        let mut batch: Vec<T> = Vec::with_capacity(self.chunk_records);
+        let mut iter = records.into_iter();
+        let max = self.max_document_bytes;
+        loop {
+            batch.clear();
+            batch.extend(iter.by_ref().take(self.chunk_records));
+            if batch.is_empty() {
+                break;
+            }
+            let pages: Vec<(String, Vec<u64>)> = self.install(|| {
+                batch
+                    .par_drain(..)
+                    .map_init(Scratch::default, |scratch, rec| {
+                        let doc = parse(rec).ok().filter(|d| d.body.len() <= max)?;
+                        let site = site_of(&doc, self.site_mode)?;
+                        let sh = self.sketcher.distinct_shingles(&doc, scratch);
+                        (!sh.is_empty()).then_some((site, sh))
+                    })
+                    .flatten()
+                    .collect()
+            });
+            for (site, sh) in &pages {
+                counter.observe_distinct(site, sh);
+            }
+        }
+        Ok(counter.finish())
+    }
+
+    /// This pipeline with boilerplate removal: every page of a site listed in
+    /// `boilerplate` is sketched without its boilerplate terms.
+    pub fn with_boilerplate(&self, boilerplate: Arc<Boilerplate>) -> Pipeline {
+        Pipeline {
+            boilerplate: Some(boilerplate),
+            ..self.clone()
         }
     }
 
@@ -771,6 +831,7 @@ impl Pipeline {
             None => (Sketches::new(cfg), Vec::new(), 0),
         };
         let mut bytes = 0u64;
+        let (mut stripped_pages, mut stripped_terms) = (0u64, 0u64);
         let empty = Sketch {
             supershingles: vec![0; cfg.supershingles],
             charikar: vec![0; cfg.charikar_bits / 64],
@@ -788,7 +849,7 @@ impl Pipeline {
                 break;
             }
             let max = self.max_document_bytes;
-            let done: Vec<(Meta, Option<Sketch>, u64)> = self.install(|| {
+            let done: Vec<(Meta, Option<Sketch>, u64, usize)> = self.install(|| {
                 batch
                     .par_drain(..)
                     .map_init(Scratch::default, |scratch, rec| match parse(rec) {
@@ -800,6 +861,7 @@ impl Pipeline {
                                 site: None,
                             },
                             None,
+                            0,
                             0,
                         ),
                         Ok(doc) if doc.body.len() > max => (
@@ -814,13 +876,19 @@ impl Pipeline {
                             },
                             None,
                             0,
+                            0,
                         ),
                         Ok(doc) => {
-                            let s = self.sketcher.sketch_with(&doc, scratch);
+                            let site = site_of(&doc, self.site_mode);
+                            let bp = self
+                                .boilerplate
+                                .as_deref()
+                                .zip(site.as_deref())
+                                .and_then(|(b, s)| b.for_site(s));
+                            let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
                             let rejected =
                                 (s.terms == 0).then(|| "empty document: no terms".to_string());
                             let len = doc.body.len() as u64;
-                            let site = site_of(&doc, self.site_mode);
                             (
                                 Meta {
                                     id: doc.id,
@@ -830,13 +898,18 @@ impl Pipeline {
                                 },
                                 Some(s),
                                 len,
+                                removed,
                             )
                         }
                     })
                     .collect()
             });
-            for (m, s, b) in done {
+            for (m, s, b, removed) in done {
                 bytes += b;
+                if removed > 0 {
+                    stripped_pages += 1;
+                    stripped_terms += removed as u64;
+                }
                 sketches.push(
                     s.as_ref()
                         .filter(|_| m.rejected.is_none())
@@ -854,6 +927,8 @@ impl Pipeline {
         let sketch_time = start.elapsed();
         let mut d = self.install(|| self.dedup_sketched(meta, sketches, old))?;
         d.stats.bytes = bytes;
+        d.stats.boilerplate_pages = stripped_pages;
+        d.stats.boilerplate_terms = stripped_terms;
         d.stats.seconds.sketch = sketch_time.as_secs_f64();
         d.stats.seconds.total = start.elapsed().as_secs_f64();
         Ok(d)

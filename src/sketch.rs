@@ -438,6 +438,46 @@ impl Sketcher {
         self.sketch_tokens(scratch)
     }
 
+    /// Sketches one document without the terms covered only by `boilerplate` shingles
+    /// (see [`crate::boilerplate`]); returns the sketch and the number of terms removed.
+    pub fn sketch_without(
+        &self,
+        doc: &Document,
+        scratch: &mut Scratch,
+        boilerplate: Option<&ahash::AHashSet<u64>>,
+    ) -> (Sketch, usize) {
+        scratch.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
+        let mut removed = 0;
+        if let Some(bp) = boilerplate {
+            let k = self.config.shingle_size;
+            scratch.shingles.clear();
+            shingles(&scratch.tokens.fps, k, false, &mut scratch.shingles);
+            removed = crate::boilerplate::strip_terms(
+                &mut scratch.tokens.fps,
+                &mut scratch.tokens.weights,
+                &scratch.shingles,
+                k,
+                bp,
+            );
+        }
+        (self.sketch_tokens(scratch), removed)
+    }
+
+    /// The distinct `k`-term shingles of a document (no wrap-around), sorted: what the
+    /// boilerplate pass counts.
+    pub fn distinct_shingles(&self, doc: &Document, scratch: &mut Scratch) -> Vec<u64> {
+        scratch.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
+        let mut v = Vec::new();
+        shingles(&scratch.tokens.fps, self.config.shingle_size, false, &mut v);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Sketches a sequence of term fingerprints (weights 1).
     pub fn sketch_terms(&self, terms: &[u64]) -> Sketch {
         let mut scratch = Scratch::default();

