@@ -320,6 +320,20 @@ struct Params {
     /// charikar-blocks: maximum Hamming distance of candidates [default: 12].
     #[arg(long)]
     block_distance: Option<u32>,
+    /// Remove boilerplate before sketching: a first pass finds, per site, the shingles
+    /// on at least --boilerplate-share of its pages, and those pages are sketched
+    /// without the terms only such shingles cover [default: off].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    boilerplate: Option<bool>,
+    /// Boilerplate: share of a site's pages a shingle must be on [default: 0.5].
+    #[arg(long)]
+    boilerplate_share: Option<f64>,
+    /// Boilerplate: sites with fewer pages are untouched [default: 10].
+    #[arg(long)]
+    boilerplate_min_pages: Option<u32>,
+    /// Boilerplate: shingle counters per site (bounded memory) [default: 16384].
+    #[arg(long)]
+    boilerplate_capacity: Option<usize>,
     /// Candidates share at least this many supershingles [default: 2].
     #[arg(long)]
     min_shared: Option<usize>,
@@ -371,6 +385,10 @@ impl Params {
         fill!(
             preset,
             site,
+            boilerplate,
+            boilerplate_share,
+            boilerplate_min_pages,
+            boilerplate_capacity,
             strategy,
             same_site_threshold,
             cross_site_threshold,
@@ -395,6 +413,25 @@ impl Params {
             seed
         );
         Ok(self)
+    }
+
+    /// The boilerplate settings, when boilerplate removal is on.
+    fn boilerplate(&self) -> Result<Option<neardup::boilerplate::BoilerplateConfig>> {
+        if self.boilerplate != Some(true) {
+            return Ok(None);
+        }
+        let mut c = neardup::boilerplate::BoilerplateConfig::default();
+        if let Some(v) = self.boilerplate_share {
+            c.min_share = v;
+        }
+        if let Some(v) = self.boilerplate_min_pages {
+            c.min_pages = v;
+        }
+        if let Some(v) = self.boilerplate_capacity {
+            c.capacity = v;
+        }
+        c.validate()?;
+        Ok(Some(c))
     }
 
     /// The pipeline builder and the priority field, if any.
@@ -679,6 +716,9 @@ fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) 
 }
 
 fn sketch(args: SketchArgs) -> Result<()> {
+    if args.params.boilerplate == Some(true) {
+        bail!("sketch does not save boilerplate-stripped sketches: --boilerplate needs the whole corpus in one run");
+    }
     let d = dedup(DedupArgs {
         inputs: args.inputs,
         format: args.format,
@@ -802,11 +842,40 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             bar.set_message(format!("{} records", p.records));
         });
     }
-    let pipeline = builder.build()?;
+    let mut pipeline = builder.build()?;
     let previous = match &args.sketches {
         Some(p) => Some(SavedSketches::load(p)?),
         None => None,
     };
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let parse = |rec: neardup::io::RawRecord| {
+        let source = &names[rec.position.input];
+        rec.into_document(&fields, source)
+    };
+    let mut boilerplate = None;
+    if let Some(cfg) = params.boilerplate()? {
+        if previous.is_some() {
+            bail!("--boilerplate cannot be combined with --sketches (the saved sketches were made without this run's boilerplate)");
+        }
+        // First pass: per-site shingle counts. Unreadable records are skipped here and
+        // accounted for by the second pass.
+        bar.set_message("boilerplate pass");
+        let start = std::time::Instant::now();
+        let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
+            .defer_parsing(true)
+            .max_record_bytes(
+                params
+                    .max_document_bytes
+                    .unwrap_or(64 << 20)
+                    .saturating_mul(2)
+                    .saturating_add(1 << 20),
+            );
+        let b = pipeline.learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let b = Arc::new(b);
+        pipeline = pipeline.with_boilerplate(b.clone());
+        boilerplate = Some((b, seconds));
+    }
     let mut fatal = None;
     // JSON escapes can double a body's size; the pipeline checks the decoded body.
     let max_record = params
@@ -832,11 +901,6 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             None
         }
     });
-    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let parse = |rec: neardup::io::RawRecord| {
-        let source = &names[rec.position.input];
-        rec.into_document(&fields, source)
-    };
     let d = match &previous {
         Some(p) => pipeline.run_against(p, records, parse)?,
         None => pipeline.run_with(records, parse)?,
@@ -954,6 +1018,16 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
         },
         "stats": s,
+        "boilerplate": boilerplate.as_ref().map(|(b, seconds)| json!({
+            "settings": b.config(),
+            "seconds": seconds,
+            "pages_counted": b.pages(),
+            "sites_with_boilerplate": b.sites_with_boilerplate(),
+            "boilerplate_shingles": b.shingles(),
+            "pages_changed": s.boilerplate_pages,
+            "terms_removed": s.boilerplate_terms,
+            "sites": b.report(),
+        })),
         "peak_memory_bytes": neardup::pipeline::peak_memory_bytes(),
     });
     if let Some(path) = &args.report {
@@ -991,6 +1065,16 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             s.seconds.cluster,
             neardup::pipeline::peak_memory_bytes().unwrap_or(0) as f64 / 1e6
         );
+        if let Some((b, seconds)) = &boilerplate {
+            eprintln!(
+                "  boilerplate: {} shingles on {} sites, removed from {} pages ({} terms) in a first pass of {:.2} s",
+                b.shingles(),
+                b.sites_with_boilerplate(),
+                s.boilerplate_pages,
+                s.boilerplate_terms,
+                seconds
+            );
+        }
         if args.inputs.is_empty() {
             eprintln!("  (this was the bundled demo corpus, fixtures/demo.jsonl; `neardup dedup FILE...` runs on yours)");
         }

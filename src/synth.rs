@@ -353,6 +353,12 @@ impl Generator {
         Ok(g)
     }
 
+    /// Variants generated but not yet emitted (bounded by about twice
+    /// `window × max_variants`).
+    pub fn waiting(&self) -> usize {
+        self.pending.len()
+    }
+
     fn draw(&self, rng: &mut ChaCha8Rng) -> u32 {
         let acc = self.cdf.last().copied().unwrap_or(1.0);
         let x = rng.random::<f64>() * acc;
@@ -575,6 +581,9 @@ impl Generator {
                 let mut s = String::new();
                 self.join(&p, &intro, &mut s);
                 p.prefix = s;
+                let mut s = String::new();
+                self.join(&p, &intro[..intro.len().min(5)], &mut s);
+                p.title = s;
                 let mut s = String::new();
                 self.join(&p, &outro, &mut s);
                 p.suffix = s;

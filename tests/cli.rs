@@ -712,3 +712,75 @@ fn stage_one_flags_select_the_generator_and_its_parameters() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
 }
+
+#[test]
+fn boilerplate_flag_strips_site_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = |args: &[&str]| {
+        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&[
+        "synth",
+        "--base",
+        "200",
+        "--min-words",
+        "90",
+        "--max-words",
+        "160",
+        "--hosts",
+        "2",
+        "--template-sites",
+        "2",
+        "--template-words",
+        "600",
+        "--duplicate-rate",
+        "0",
+        "--seed",
+        "3",
+        "-o",
+        "c.jsonl.zst",
+    ]);
+    let kept = |extra: &[&str]| {
+        let mut a = vec![
+            "dedup",
+            "-q",
+            "c.jsonl.zst",
+            "--preset",
+            "recall",
+            "--report",
+            "r.json",
+        ];
+        a.extend_from_slice(extra);
+        ok(&a);
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
+                .unwrap();
+        (v["accounting"]["kept"].as_u64().unwrap(), v)
+    };
+    // 200 distinct pages on two template sites: merged without removal, all kept with.
+    let (without, _) = kept(&[]);
+    assert!(without < 20, "{without}");
+    let (with, v) = kept(&["--boilerplate", "--boilerplate-share", "0.6"]);
+    assert_eq!(with, 200);
+    assert_eq!(v["boilerplate"]["sites_with_boilerplate"], 2);
+    assert_eq!(v["boilerplate"]["settings"]["min_share"], 0.6);
+    // Invalid settings are refused with a clear message.
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "dedup",
+            "c.jsonl.zst",
+            "--boilerplate",
+            "--boilerplate-share",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("min_share"));
+}
