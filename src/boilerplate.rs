@@ -8,11 +8,16 @@
 //!   pages are never touched), and
 //! * the shingle occurs on at least [`BoilerplateConfig::min_share`] of the site's pages.
 //!
-//! The second pass (the normal run, [`crate::Pipeline::with_boilerplate`]) then removes
-//! from each page the terms covered *only* by boilerplate shingles of its site (a term is
-//! covered by the `k` shingles whose windows contain it) and sketches what remains —
-//! exactly as if the template had been cut out of the page. Shingles, min-values,
-//! Charikar projections and the exact fingerprint all see the boilerplate-free terms.
+//! The second pass (the normal run, [`crate::Pipeline::with_boilerplate`]) then leaves
+//! the boilerplate shingles of its site out of each page's sketch:
+//!
+//! 1. the terms covered *only* by boilerplate shingles (a term is covered by the `k`
+//!    shingles whose windows contain it) are removed — as if the template had been cut
+//!    out of the page — so the Charikar projections and the exact fingerprint see the
+//!    boilerplate-free terms too;
+//! 2. the shingles of what remains are computed, and any boilerplate shingle still among
+//!    them (an isolated one, inside the page's own text) is not min-hashed.
+//!
 //! A page that is nothing but boilerplate is sketched unchanged (it then matches the
 //! other template-only pages of its site, which is the right answer: they are the same
 //! page). Pages without a site are never changed.

@@ -1025,7 +1025,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
             "sites_with_boilerplate": b.sites_with_boilerplate(),
             "boilerplate_shingles": b.shingles(),
             "pages_changed": s.boilerplate_pages,
-            "terms_removed": s.boilerplate_terms,
+            "terms_and_shingles_removed": s.boilerplate_terms,
             "sites": b.report(),
         })),
         "peak_memory_bytes": neardup::pipeline::peak_memory_bytes(),
@@ -1067,7 +1067,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
         );
         if let Some((b, seconds)) = &boilerplate {
             eprintln!(
-                "  boilerplate: {} shingles on {} sites, removed from {} pages ({} terms) in a first pass of {:.2} s",
+                "  boilerplate: {} shingles on {} sites, removed from {} pages ({} terms and shingles) in a first pass of {:.2} s",
                 b.shingles(),
                 b.sites_with_boilerplate(),
                 s.boilerplate_pages,

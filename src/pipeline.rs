@@ -128,7 +128,7 @@ pub struct Stats {
     pub unchained: u64,
     /// Pages sketched without some boilerplate terms ([`Pipeline::with_boilerplate`]).
     pub boilerplate_pages: u64,
-    /// Boilerplate terms removed over all pages.
+    /// Boilerplate terms and shingles removed over all pages.
     pub boilerplate_terms: u64,
     /// Cluster sizes.
     pub clusters: ClusterStats,

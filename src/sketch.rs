@@ -435,11 +435,14 @@ impl Sketcher {
         scratch.tokens.clear();
         self.tokenizer
             .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
-        self.sketch_tokens(scratch)
+        self.sketch_tokens(scratch, None)
     }
 
-    /// Sketches one document without the terms covered only by `boilerplate` shingles
-    /// (see [`crate::boilerplate`]); returns the sketch and the number of terms removed.
+    /// Sketches one document without its `boilerplate` shingles (see
+    /// [`crate::boilerplate`]): the terms covered only by boilerplate shingles are
+    /// removed (from every part of the sketch), and boilerplate shingles left over are
+    /// not min-hashed. Returns the sketch and the number of terms and shingles removed
+    /// (0 when nothing changed).
     pub fn sketch_without(
         &self,
         doc: &Document,
@@ -449,20 +452,25 @@ impl Sketcher {
         scratch.tokens.clear();
         self.tokenizer
             .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
-        let mut removed = 0;
-        if let Some(bp) = boilerplate {
-            let k = self.config.shingle_size;
-            scratch.shingles.clear();
-            shingles(&scratch.tokens.fps, k, false, &mut scratch.shingles);
-            removed = crate::boilerplate::strip_terms(
-                &mut scratch.tokens.fps,
-                &mut scratch.tokens.weights,
-                &scratch.shingles,
-                k,
-                bp,
-            );
-        }
-        (self.sketch_tokens(scratch), removed)
+        let Some(bp) = boilerplate else {
+            return (self.sketch_tokens(scratch, None), 0);
+        };
+        let k = self.config.shingle_size;
+        scratch.shingles.clear();
+        shingles(&scratch.tokens.fps, k, false, &mut scratch.shingles);
+        let terms = crate::boilerplate::strip_terms(
+            &mut scratch.tokens.fps,
+            &mut scratch.tokens.weights,
+            &scratch.shingles,
+            k,
+            bp,
+        );
+        let (sketch, dropped) = {
+            let mut dropped = 0;
+            let s = self.sketch_tokens(scratch, Some((bp, &mut dropped)));
+            (s, dropped)
+        };
+        (sketch, terms + dropped)
     }
 
     /// The distinct `k`-term shingles of a document (no wrap-around), sorted: what the
@@ -482,10 +490,16 @@ impl Sketcher {
     pub fn sketch_terms(&self, terms: &[u64]) -> Sketch {
         let mut scratch = Scratch::default();
         scratch.tokens.fps.extend_from_slice(terms);
-        self.sketch_tokens(&mut scratch)
+        self.sketch_tokens(&mut scratch, None)
     }
 
-    fn sketch_tokens(&self, s: &mut Scratch) -> Sketch {
+    /// With `drop`, shingles in the set are left out (unless that leaves none) and
+    /// their number is added to the counter.
+    fn sketch_tokens(
+        &self,
+        s: &mut Scratch,
+        drop: Option<(&ahash::AHashSet<u64>, &mut usize)>,
+    ) -> Sketch {
         let c = &self.config;
         s.shingles.clear();
         shingles(
@@ -494,6 +508,14 @@ impl Sketcher {
             c.wrap_around,
             &mut s.shingles,
         );
+        if let Some((bp, dropped)) = drop {
+            let n = s.shingles.len();
+            let left = s.shingles.iter().filter(|h| !bp.contains(h)).count();
+            if left > 0 && left < n {
+                s.shingles.retain(|h| !bp.contains(h));
+                *dropped += n - left;
+            }
+        }
         s.mins.resize(c.minhashes, 0);
         self.minhasher.min_values(&s.shingles, &mut s.mins);
         let mut ss = vec![0u64; c.supershingles];
