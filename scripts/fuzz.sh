@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for a fixed time (not part of CI's default run).
-#   bash scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 300)
-# Needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz).
+#   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 300, all targets)
+# Needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz). The corpora of
+# the file loaders are seeded with valid files (a saved sketch file, a saved index, a
+# configuration, WARC and JSONL records) so the fuzzer mutates real structure too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-300}
-for t in tokenize_html jsonl_record warc sketch_file; do
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file index_file config_toml)
+cargo build --release --quiet
+bin=target/release/neardup
+seed() { mkdir -p "fuzz/corpus/$1"; }
+seed sketch_file; seed index_file; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html
+tmp=$(mktemp -d)
+head -c 20000 fixtures/demo.jsonl | head -n 5 > "$tmp/small.jsonl"
+"$bin" sketch "$tmp/small.jsonl" -o fuzz/corpus/sketch_file/valid.ndsk -q
+"$bin" index fingerprint "$tmp/small.jsonl" | awk '{print $1, $2}' > "$tmp/fps.txt"
+"$bin" index build "$tmp/fps.txt" -o fuzz/corpus/index_file/valid.idx --design k3-4
+head -n 3 fixtures/demo.jsonl | tail -n 1 > fuzz/corpus/jsonl_record/demo.jsonl
+printf 'preset = "recall"\nshingle = 5\nsite = "domain"\nstrategy = "henzinger"\nboilerplate = true\nboilerplate-share = 0.4\ncandidates = "simhash"\nsimhash-design = "k3-16"\nkeep = "priority:rank"\n' > fuzz/corpus/config_toml/valid.toml
+rm -rf "$tmp"
+for t in "${targets[@]}"; do
     echo "== $t ($secs s)"
     cargo +nightly fuzz run "$t" -- -max_total_time="$secs" -max_len=65536 2>&1 | grep -E "^(#[0-9]+ +DONE|==[0-9]+== ERROR|SUMMARY|Done)" || true
 done

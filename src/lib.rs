@@ -84,6 +84,8 @@ pub mod broder;
 pub mod candidates;
 pub mod charikar;
 pub mod cluster;
+#[cfg(feature = "cli")]
+pub mod config;
 pub mod document;
 pub mod error;
 pub mod eval;

@@ -640,8 +640,13 @@ struct Meta {
     id: String,
     priority: Option<f64>,
     rejected: Option<String>,
-    site: Option<String>,
+    /// Index into the run's site names.
+    site: Option<u32>,
 }
+
+/// One record after the parallel stage: its metadata, site name, sketch (unless
+/// rejected), body bytes and boilerplate removed.
+type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
 
 impl Pipeline {
     /// A builder with the paper defaults.
@@ -832,6 +837,8 @@ impl Pipeline {
         };
         let mut bytes = 0u64;
         let (mut stripped_pages, mut stripped_terms) = (0u64, 0u64);
+        let mut site_names: Vec<String> = Vec::new();
+        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
         let empty = Sketch {
             supershingles: vec![0; cfg.supershingles],
             charikar: vec![0; cfg.charikar_bits / 64],
@@ -849,7 +856,7 @@ impl Pipeline {
                 break;
             }
             let max = self.max_document_bytes;
-            let done: Vec<(Meta, Option<Sketch>, u64, usize)> = self.install(|| {
+            let done: Vec<Sketched> = self.install(|| {
                 batch
                     .par_drain(..)
                     .map_init(Scratch::default, |scratch, rec| match parse(rec) {
@@ -860,6 +867,7 @@ impl Pipeline {
                                 rejected: Some(r.reason),
                                 site: None,
                             },
+                            None,
                             None,
                             0,
                             0,
@@ -874,6 +882,7 @@ impl Pipeline {
                                     doc.body.len()
                                 )),
                             },
+                            None,
                             None,
                             0,
                             0,
@@ -894,8 +903,9 @@ impl Pipeline {
                                     id: doc.id,
                                     priority: doc.priority,
                                     rejected,
-                                    site,
+                                    site: None,
                                 },
+                                site,
                                 Some(s),
                                 len,
                                 removed,
@@ -904,8 +914,17 @@ impl Pipeline {
                     })
                     .collect()
             });
-            for (m, s, b, removed) in done {
+            for (mut m, site, s, b, removed) in done {
                 bytes += b;
+                // Sites are interned as they arrive: one string per site, not per page.
+                m.site = site.map(|name| match site_index.get(&name) {
+                    Some(&i) => i,
+                    None => {
+                        site_names.push(name.clone());
+                        site_index.insert(name, (site_names.len() - 1) as u32);
+                        (site_names.len() - 1) as u32
+                    }
+                });
                 if removed > 0 {
                     stripped_pages += 1;
                     stripped_terms += removed as u64;
@@ -925,7 +944,7 @@ impl Pipeline {
             }
         }
         let sketch_time = start.elapsed();
-        let mut d = self.install(|| self.dedup_sketched(meta, sketches, old))?;
+        let mut d = self.install(|| self.dedup_sketched(meta, site_names, sketches, old))?;
         d.stats.bytes = bytes;
         d.stats.boilerplate_pages = stripped_pages;
         d.stats.boilerplate_terms = stripped_terms;
@@ -935,7 +954,13 @@ impl Pipeline {
     }
 
     /// Ordinals below `old` are references from saved sketches.
-    fn dedup_sketched(&self, meta: Vec<Meta>, sketches: Sketches, old: usize) -> Result<Dedup> {
+    fn dedup_sketched(
+        &self,
+        meta: Vec<Meta>,
+        site_names: Vec<String>,
+        sketches: Sketches,
+        old: usize,
+    ) -> Result<Dedup> {
         let n = meta.len();
         if n > u32::MAX as usize {
             return Err(Error::Config(format!(
@@ -950,16 +975,9 @@ impl Pipeline {
         let mut fates: Vec<Fate> = Vec::with_capacity(n);
         let mut ids = Vec::with_capacity(n);
         let mut priority = Vec::with_capacity(n);
-        let mut site_names: Vec<String> = Vec::new();
-        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
         let mut site_ids: Vec<Option<u32>> = Vec::with_capacity(n);
         for m in meta {
-            site_ids.push(m.site.map(|s| {
-                *site_index.entry(s).or_insert_with_key(|k| {
-                    site_names.push(k.clone());
-                    (site_names.len() - 1) as u32
-                })
-            }));
+            site_ids.push(m.site);
             fates.push(match m.rejected {
                 Some(reason) => Fate::Rejected { reason },
                 None => Fate::Kept,

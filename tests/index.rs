@@ -1,5 +1,7 @@
 //! The simhash index against brute force, for every design and k.
-use neardup::index::{all_pairs, batch_query, rotate_sort_pairs, Design, Match, SimhashIndex};
+use neardup::index::{
+    all_pairs, batch_query, rotate_sort_pairs, CompressedIndex, Design, Match, SimhashIndex,
+};
 use rand::RngExt;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -64,8 +66,17 @@ fn check(design: Design, seed: u64) {
     let mut queries: Vec<u64> = stored.iter().step_by(3).copied().collect();
     queries.extend(stored.iter().step_by(7).map(|&f| flip(&mut rng, f, k)));
     queries.extend(stored.iter().step_by(11).map(|&f| flip(&mut rng, f, k + 1)));
+    let compressed = CompressedIndex::from_index(&idx);
+    assert_eq!(compressed.fingerprints(), {
+        let mut d = stored.clone();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    });
     for q in queries {
-        assert_eq!(idx.query(q), brute(&stored, q, k), "design {design:?}");
+        let want = brute(&stored, q, k);
+        assert_eq!(idx.query(q), want, "design {design:?}");
+        assert_eq!(compressed.query(q), want, "compressed, design {design:?}");
     }
 }
 

@@ -29,6 +29,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::RwLock;
 
+pub mod compressed;
+pub use compressed::{CompressedIndex, CompressedTable};
+
 /// A bit permutation of a 64-bit value as contiguous runs: output bits
 /// `[dst, dst+len)` (counted from the most significant bit) come from input bits
 /// `[src, src+len)`.
@@ -437,10 +440,11 @@ impl SimhashIndex {
     fn query_locked(&self, g: &Inner, fp: u64) -> Vec<Match> {
         let k = self.design.k;
         let mut out: Vec<Match> = Vec::new();
+        // Two passes so the tables' memory accesses overlap: first every table's
+        // permuted query and directory range (independent loads), then the scans.
+        let mut probes: Vec<(u64, usize, usize)> = Vec::with_capacity(self.tables.len());
         for (t, table) in self.tables.iter().enumerate() {
             let q = table.perm.apply(fp);
-            let shift = 64 - table.prefix as u32;
-            let (lo, hi) = prefix_range(q, shift);
             let main = &g.main[t];
             let (bits, dir) = &g.dirs[t];
             let (from, to) = if *bits == 0 || dir.is_empty() {
@@ -449,6 +453,12 @@ impl SimhashIndex {
                 let b = (q >> (64 - bits)) as usize;
                 (dir[b] as usize, dir[b + 1] as usize)
             };
+            probes.push((q, from, to));
+        }
+        for (t, &(q, from, to)) in probes.iter().enumerate() {
+            let shift = 64 - self.tables[t].prefix as u32;
+            let (lo, hi) = prefix_range(q, shift);
+            let main = &g.main[t];
             let start = from + main[from..to].partition_point(|e| e.0 < lo);
             for e in &main[start..] {
                 if e.0 > hi {
@@ -649,39 +659,159 @@ fn prefix_range(q: u64, shift: u32) -> (u64, u64) {
     }
 }
 
-/// Batch mode (seed 000 FIG. 12): the tables are built on the batch of queries; the
-/// stored fingerprints stream past in shards of `shard` entries, each shard split among
-/// the worker threads; for every stored `(id, fp)` each table of the batch is probed.
-/// Returns `(query index, stored id, distance)` for every pair within distance ≤ k,
-/// sorted. The stored set is never held in memory beyond one shard.
+/// Batch mode (seed 000 FIG. 12): the tables are built on the batch of queries (each
+/// sorted by its permuted fingerprints, bucketed by their top `min(prefix, 16)` bits);
+/// the stored fingerprints stream past in shards of `shard` entries, each shard split
+/// among the worker threads (the "devices"). A worker permutes its part of the shard for
+/// each table, groups it by the same top bits (a counting sort) and joins each group with
+/// the batch's group: the probes walk both sides in order, so the batch tables are read
+/// sequentially, not at random. Returns `(query index, stored id, distance)` for every
+/// pair within distance ≤ k, each once, sorted. The stored set is never held in memory
+/// beyond one shard.
 pub fn batch_query(
     design: &Design,
     queries: &[u64],
     stored: impl Iterator<Item = Result<(u64, u64)>>,
     shard: usize,
 ) -> Result<Vec<(u32, u64, u32)>> {
-    let idx = SimhashIndex::new(design.clone())?;
-    idx.extend(queries.iter().enumerate().map(|(i, &fp)| (i as u64, fp)));
+    design.validate()?;
+    if queries.len() > u32::MAX as usize {
+        return Err(Error::Config("a batch holds at most 2^32 queries".into()));
+    }
+    let k = design.k;
+    let tables: Vec<BatchTable> = design
+        .tables()
+        .into_par_iter()
+        .map(|t| BatchTable::new(t, queries))
+        .collect();
     let mut out = Vec::new();
-    let mut buf = Vec::with_capacity(shard.max(1));
+    let mut buf: Vec<(u64, u64)> = Vec::with_capacity(shard.max(1));
     let mut stored = stored.peekable();
+    let workers = rayon::current_num_threads().max(1);
     while stored.peek().is_some() {
         buf.clear();
         for item in stored.by_ref().take(shard.max(1)) {
             buf.push(item?);
         }
-        let found: Vec<(u32, u64, u32)> = buf
-            .par_iter()
-            .flat_map_iter(|&(id, fp)| {
-                idx.query(fp)
-                    .into_iter()
-                    .map(move |m| (m.id as u32, id, m.distance))
+        let part = buf.len().div_ceil(workers).max(1024);
+        let mut found: Vec<(u32, u64, u32)> = buf
+            .par_chunks(part)
+            .flat_map_iter(|chunk| {
+                let mut found = Vec::new();
+                let mut scratch = JoinScratch::default();
+                for t in &tables {
+                    t.join(chunk, k, &mut scratch, &mut found);
+                }
+                found
             })
             .collect();
+        found.par_sort_unstable();
+        found.dedup();
         out.extend(found);
     }
-    out.sort_unstable();
+    out.par_sort_unstable();
     Ok(out)
+}
+
+/// One table of a batch: permuted queries sorted, with a directory over the top `bits`.
+struct BatchTable {
+    table: Table,
+    bits: u32,
+    sorted: Vec<(u64, u32)>,
+    dir: Vec<u32>,
+}
+
+#[derive(Default)]
+struct JoinScratch {
+    counts: Vec<u32>,
+    at: Vec<u32>,
+    permuted: Vec<u64>,
+    grouped: Vec<(u64, u32)>,
+}
+
+impl BatchTable {
+    fn new(table: Table, queries: &[u64]) -> BatchTable {
+        let bits = (table.prefix as u32).min(16);
+        let mut sorted: Vec<(u64, u32)> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (table.perm.apply(f), i as u32))
+            .collect();
+        sorted.sort_unstable();
+        let mut dir = vec![0u32; (1usize << bits) + 1];
+        for e in &sorted {
+            dir[Self::bucket(e.0, bits) + 1] += 1;
+        }
+        for b in 1..dir.len() {
+            dir[b] += dir[b - 1];
+        }
+        BatchTable {
+            table,
+            bits,
+            sorted,
+            dir,
+        }
+    }
+
+    #[inline]
+    fn bucket(x: u64, bits: u32) -> usize {
+        if bits == 0 {
+            0
+        } else {
+            (x >> (64 - bits)) as usize
+        }
+    }
+
+    /// Appends `(query, stored id, distance)` for the pairs of `chunk` this table finds.
+    fn join(
+        &self,
+        chunk: &[(u64, u64)],
+        k: u32,
+        s: &mut JoinScratch,
+        out: &mut Vec<(u32, u64, u32)>,
+    ) {
+        let bits = self.bits;
+        let nb = 1usize << bits;
+        // Counting sort of the chunk's permuted fingerprints by their top bits.
+        s.counts.clear();
+        s.counts.resize(nb + 1, 0);
+        let perm = &self.table.perm;
+        s.permuted.clear();
+        s.permuted
+            .extend(chunk.iter().map(|&(_, fp)| perm.apply(fp)));
+        for &x in &s.permuted {
+            s.counts[Self::bucket(x, bits) + 1] += 1;
+        }
+        for b in 1..=nb {
+            s.counts[b] += s.counts[b - 1];
+        }
+        s.grouped.clear();
+        s.grouped.resize(chunk.len(), (0, 0));
+        s.at.clear();
+        s.at.extend_from_slice(&s.counts);
+        for (i, &x) in s.permuted.iter().enumerate() {
+            let b = Self::bucket(x, bits);
+            s.grouped[s.at[b] as usize] = (x, i as u32);
+            s.at[b] += 1;
+        }
+        let shift = 64 - self.table.prefix as u32;
+        for b in 0..nb {
+            let (qa, qb) = (self.dir[b] as usize, self.dir[b + 1] as usize);
+            let (sa, sb) = (s.counts[b] as usize, s.counts[b + 1] as usize);
+            if qa == qb || sa == sb {
+                continue;
+            }
+            let qs = &self.sorted[qa..qb];
+            for &(x, i) in &s.grouped[sa..sb] {
+                for &(y, q) in qs {
+                    let d = x ^ y;
+                    if (shift >= 64 || d >> shift == 0) && d.count_ones() <= k {
+                        out.push((q, chunk[i as usize].0, d.count_ones()));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// All pairs `(i, j, distance)`, `i < j`, among `fps` within distance ≤ k: for each
