@@ -485,7 +485,7 @@ pub fn evaluate(
 /// Reads ground truth: JSONL with `base`/`variant` (as `neardup synth` writes) or `a`/`b`
 /// ids per line. Pairs are closed transitively (variants of one base are near-duplicates
 /// of each other).
-pub fn read_truth(path: &Path) -> Result<Vec<(String, String)>> {
+pub fn read_truth(path: &Path) -> Result<Vec<Planted>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -500,7 +500,11 @@ pub fn read_truth(path: &Path) -> Result<Vec<(String, String)>> {
         })?;
         let get = |a: &str, b: &str| v[a].as_str().or(v[b].as_str()).map(str::to_owned);
         match (get("base", "a"), get("variant", "b")) {
-            (Some(a), Some(b)) => out.push((a, b)),
+            (Some(base), Some(variant)) => out.push(Planted {
+                base,
+                variant,
+                kind: v["kind"].as_str().unwrap_or("").to_string(),
+            }),
             _ => {
                 return Err(Error::BadRecord {
                     source_name: path.display().to_string(),
@@ -512,6 +516,29 @@ pub fn read_truth(path: &Path) -> Result<Vec<(String, String)>> {
         }
     }
     Ok(out)
+}
+
+/// A planted near-duplicate pair of a truth file (`neardup synth --truth`: base,
+/// variant, kind; or `a`, `b`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Planted {
+    /// One record's id.
+    pub base: String,
+    /// The other record's id.
+    pub variant: String,
+    /// The kind of variant (empty when the file does not say).
+    pub kind: String,
+}
+
+impl Planted {
+    /// A pair without a kind.
+    pub fn new(base: impl Into<String>, variant: impl Into<String>) -> Planted {
+        Planted {
+            base: base.into(),
+            variant: variant.into(),
+            kind: String::new(),
+        }
+    }
 }
 
 /// Pair counts of one class of pairs.
@@ -565,6 +592,8 @@ pub struct CorpusResult {
     /// Peak resident memory of the process after the run (Linux), monotone over the
     /// algorithms run before it.
     pub peak_rss_bytes: Option<u64>,
+    /// Per kind of planted pair: `(kind, planted pairs, pairs found in one cluster)`.
+    pub recall_by_kind: Vec<(String, u64, u64)>,
     /// `[k, documents with k near-duplicates]`, k ≥ 1 (seed 003 §1.2.3.2).
     pub near_duplicates_per_document: Vec<(u64, u64)>,
     /// `[d, reported pairs whose term multisets differ in d terms]` (a sample of at most
@@ -577,7 +606,7 @@ pub struct CorpusResult {
 /// cluster (exact duplicates included).
 pub fn evaluate_corpus(
     docs: &[Document],
-    truth: &[(String, String)],
+    truth: &[Planted],
     algorithms: &[(String, Pipeline)],
 ) -> Result<Vec<CorpusResult>> {
     let index: ahash::AHashMap<&str, u32> = docs
@@ -586,9 +615,11 @@ pub fn evaluate_corpus(
         .map(|(i, d)| (d.id.as_str(), i as u32))
         .collect();
     let mut uf = crate::cluster::UnionFind::new(docs.len());
-    for (a, b) in truth {
-        if let (Some(&x), Some(&y)) = (index.get(a.as_str()), index.get(b.as_str())) {
+    let mut planted: Vec<(u32, u32, &str)> = Vec::new();
+    for t in truth {
+        if let (Some(&x), Some(&y)) = (index.get(t.base.as_str()), index.get(t.variant.as_str())) {
             uf.union(x, y);
+            planted.push((x, y, t.kind.as_str()));
         }
     }
     let mut truth_pairs: ahash::AHashSet<(u32, u32)> = ahash::AHashSet::new();
@@ -658,6 +689,19 @@ pub fn evaluate_corpus(
             };
             *diffs.entry(bucket).or_default() += 1;
         }
+        let mut cluster_of = vec![u32::MAX; docs.len()];
+        for (k, c) in d.clusters.iter().enumerate() {
+            for &m in &c.members {
+                cluster_of[m as usize] = k as u32;
+            }
+        }
+        let mut by_kind: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+        for &(a, b, kind) in &planted {
+            let e = by_kind.entry(kind).or_default();
+            e.0 += 1;
+            let (ca, cb) = (cluster_of[a as usize], cluster_of[b as usize]);
+            e.1 += u64::from(ca != u32::MAX && ca == cb);
+        }
         let (all, same, cross) = (all.finish(), same.finish(), cross.finish());
         let f1 = if all.precision + all.recall == 0.0 {
             0.0
@@ -673,6 +717,10 @@ pub fn evaluate_corpus(
             f1,
             seconds,
             peak_rss_bytes: crate::pipeline::peak_memory_bytes(),
+            recall_by_kind: by_kind
+                .into_iter()
+                .map(|(k, (n, f))| (k.to_string(), n, f))
+                .collect(),
             near_duplicates_per_document: per_doc.into_iter().collect(),
             term_differences: diffs.into_iter().collect(),
         });

@@ -1075,6 +1075,26 @@ fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> 
             r.peak_rss_bytes.unwrap_or(0) as f64 / 1e6
         );
     }
+    // Recall per kind of planted pair.
+    let kinds: Vec<&str> = results
+        .first()
+        .map(|r| r.recall_by_kind.iter().map(|k| k.0.as_str()).collect())
+        .unwrap_or_default();
+    if kinds.len() > 1 || kinds.first().is_some_and(|k| !k.is_empty()) {
+        println!();
+        print!("{:<16}", "recall by kind");
+        for k in &kinds {
+            print!(" {:>9}", if k.is_empty() { "(none)" } else { k });
+        }
+        println!();
+        for r in &results {
+            print!("{:<16}", r.name);
+            for (_, n, f) in &r.recall_by_kind {
+                print!(" {:>9.3}", *f as f64 / (*n).max(1) as f64);
+            }
+            println!();
+        }
+    }
     if let Some(path) = &args.json {
         let mut f = AtomicFile::create(path)?;
         serde_json::to_writer_pretty(

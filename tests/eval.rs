@@ -93,8 +93,11 @@ fn corpus_evaluation_counts_pairs_against_the_truth() {
         Document::text("c", "something else entirely, short").with_url("http://one.example/c"),
     ];
     let truth = vec![
-        ("a".to_string(), "a-copy".to_string()),
-        ("b".to_string(), "b-variant".to_string()),
+        neardup::eval::Planted {
+            kind: "mirror".into(),
+            ..neardup::eval::Planted::new("a", "a-copy")
+        },
+        neardup::eval::Planted::new("b", "b-variant"),
     ];
     let algos = vec![
         ("combined".to_string(), Pipeline::builder().build().unwrap()),
@@ -120,4 +123,9 @@ fn corpus_evaluation_counts_pairs_against_the_truth() {
     assert_eq!(r[0].term_differences, vec![(0, 1), (1, 1)]);
     assert_eq!((r[1].all.tp, r[1].all.reported), (1, 1));
     assert_eq!(r[1].all.recall, 0.5);
+    // Recall per planted kind: the strict run finds only the exact mirror copy.
+    assert_eq!(
+        r[1].recall_by_kind,
+        vec![("".to_string(), 1, 0), ("mirror".to_string(), 1, 1)]
+    );
 }

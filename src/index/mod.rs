@@ -36,11 +36,54 @@ pub use compressed::{CompressedIndex, CompressedTable};
 /// `[dst, dst+len)` (counted from the most significant bit) come from input bits
 /// `[src, src+len)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Runs", into = "Runs")]
 pub struct Permutation {
+    runs: Vec<(u8, u8, u8)>,
+    /// Per run: right shift, mask, left shift (branch-free application).
+    ops: Vec<(u32, u64, u32)>,
+}
+
+/// The serialized form of a [`Permutation`]: its runs `(src, dst, len)`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Runs {
     runs: Vec<(u8, u8, u8)>,
 }
 
+impl From<Runs> for Permutation {
+    fn from(r: Runs) -> Self {
+        Permutation::from_runs(r.runs)
+    }
+}
+
+impl From<Permutation> for Runs {
+    fn from(p: Permutation) -> Self {
+        Runs { runs: p.runs }
+    }
+}
+
 impl Permutation {
+    fn from_runs(runs: Vec<(u8, u8, u8)>) -> Self {
+        let ops = runs
+            .iter()
+            .filter(|&&(src, dst, len)| {
+                len > 0 && src as u32 + len as u32 <= 64 && dst as u32 + len as u32 <= 64
+            })
+            .map(|&(src, dst, len)| {
+                let mask = if len >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << len) - 1
+                };
+                (
+                    64 - src as u32 - len as u32,
+                    mask,
+                    64 - dst as u32 - len as u32,
+                )
+            })
+            .collect();
+        Permutation { runs, ops }
+    }
+
     /// From the input bit position (MSB = 0) of each output position.
     fn from_positions(pos: &[u8]) -> Self {
         let mut runs: Vec<(u8, u8, u8)> = Vec::new();
@@ -50,23 +93,15 @@ impl Permutation {
                 _ => runs.push((src, dst as u8, 1)),
             }
         }
-        Permutation { runs }
+        Permutation::from_runs(runs)
     }
 
     /// Applies the permutation.
     #[inline]
     pub fn apply(&self, x: u64) -> u64 {
-        let mut out = 0u64;
-        for &(src, dst, len) in &self.runs {
-            let mask = if len == 64 {
-                u64::MAX
-            } else {
-                (1u64 << len) - 1
-            };
-            let bits = (x >> (64 - src - len)) & mask;
-            out |= bits << (64 - dst - len);
-        }
-        out
+        self.ops
+            .iter()
+            .fold(0u64, |out, &(r, mask, l)| out | ((x >> r) & mask) << l)
     }
 }
 
@@ -713,10 +748,18 @@ pub fn batch_query(
     Ok(out)
 }
 
-/// One table of a batch: permuted queries sorted, with a directory over the top `bits`.
+/// One table of a batch: the queries grouped by the top `bits` bits of their permuted
+/// fingerprints, with a directory. Hamming distance does not depend on the
+/// permutation, so entries keep their original fingerprints: a group index needs only
+/// the permutation's runs that land in the top bits, and the prefix test is a mask of
+/// the original bits.
 struct BatchTable {
-    table: Table,
     bits: u32,
+    /// The runs of the permutation that produce the top `bits` bits.
+    top: Permutation,
+    /// Original bits that must agree (the table's prefix, un-permuted).
+    prefix_mask: u64,
+    /// `(original fingerprint, query index)` grouped by bucket.
     sorted: Vec<(u64, u32)>,
     dir: Vec<u32>,
 }
@@ -725,29 +768,44 @@ struct BatchTable {
 struct JoinScratch {
     counts: Vec<u32>,
     at: Vec<u32>,
-    permuted: Vec<u64>,
     grouped: Vec<(u64, u32)>,
 }
 
 impl BatchTable {
     fn new(table: Table, queries: &[u64]) -> BatchTable {
         let bits = (table.prefix as u32).min(16);
+        let top = Permutation::from_runs(
+            table
+                .perm
+                .runs
+                .iter()
+                .copied()
+                .filter(|&(_, dst, _)| (dst as u32) < bits)
+                .collect(),
+        );
+        let prefix_top = if table.prefix == 0 {
+            0
+        } else {
+            u64::MAX << (64 - table.prefix as u32)
+        };
+        let prefix_mask = table.perm.inverse().apply(prefix_top);
         let mut sorted: Vec<(u64, u32)> = queries
             .iter()
             .enumerate()
-            .map(|(i, &f)| (table.perm.apply(f), i as u32))
+            .map(|(i, &f)| (f, i as u32))
             .collect();
-        sorted.sort_unstable();
+        sorted.sort_unstable_by_key(|&(f, i)| (Self::bucket(top.apply(f), bits), i));
         let mut dir = vec![0u32; (1usize << bits) + 1];
         for e in &sorted {
-            dir[Self::bucket(e.0, bits) + 1] += 1;
+            dir[Self::bucket(top.apply(e.0), bits) + 1] += 1;
         }
         for b in 1..dir.len() {
             dir[b] += dir[b - 1];
         }
         BatchTable {
-            table,
             bits,
+            top,
+            prefix_mask,
             sorted,
             dir,
         }
@@ -772,15 +830,11 @@ impl BatchTable {
     ) {
         let bits = self.bits;
         let nb = 1usize << bits;
-        // Counting sort of the chunk's permuted fingerprints by their top bits.
+        // Counting sort of the chunk by the same groups.
         s.counts.clear();
         s.counts.resize(nb + 1, 0);
-        let perm = &self.table.perm;
-        s.permuted.clear();
-        s.permuted
-            .extend(chunk.iter().map(|&(_, fp)| perm.apply(fp)));
-        for &x in &s.permuted {
-            s.counts[Self::bucket(x, bits) + 1] += 1;
+        for &(_, fp) in chunk {
+            s.counts[Self::bucket(self.top.apply(fp), bits) + 1] += 1;
         }
         for b in 1..=nb {
             s.counts[b] += s.counts[b - 1];
@@ -789,23 +843,52 @@ impl BatchTable {
         s.grouped.resize(chunk.len(), (0, 0));
         s.at.clear();
         s.at.extend_from_slice(&s.counts);
-        for (i, &x) in s.permuted.iter().enumerate() {
-            let b = Self::bucket(x, bits);
-            s.grouped[s.at[b] as usize] = (x, i as u32);
+        for (i, &(_, fp)) in chunk.iter().enumerate() {
+            let b = Self::bucket(self.top.apply(fp), bits);
+            s.grouped[s.at[b] as usize] = (fp, i as u32);
             s.at[b] += 1;
         }
-        let shift = 64 - self.table.prefix as u32;
-        for b in 0..nb {
-            let (qa, qb) = (self.dir[b] as usize, self.dir[b + 1] as usize);
-            let (sa, sb) = (s.counts[b] as usize, s.counts[b + 1] as usize);
+        join_buckets(
+            &self.dir,
+            &self.sorted,
+            &s.counts,
+            &s.grouped,
+            chunk,
+            self.prefix_mask,
+            k,
+            out,
+        );
+    }
+}
+
+crate::simd::kernel! {
+    /// Compares every stored entry of each group (`grouped[counts[b]..counts[b + 1]]`)
+    /// with the batch entries of the same group (`sorted[dir[b]..dir[b + 1]]`): a pair
+    /// equal on the bits of `prefix_mask` and within distance k is appended. Compiled
+    /// with the CPU's population-count instruction where it has one.
+    #[allow(clippy::too_many_arguments)]
+    fn join_buckets(
+        dir: &[u32],
+        sorted: &[(u64, u32)],
+        counts: &[u32],
+        grouped: &[(u64, u32)],
+        chunk: &[(u64, u64)],
+        prefix_mask: u64,
+        k: u32,
+        out: &mut Vec<(u32, u64, u32)>,
+    ) {
+        let buckets = dir.len().min(counts.len()).saturating_sub(1);
+        for b in 0..buckets {
+            let (qa, qb) = (dir[b] as usize, dir[b + 1] as usize);
+            let (sa, sb) = (counts[b] as usize, counts[b + 1] as usize);
             if qa == qb || sa == sb {
                 continue;
             }
-            let qs = &self.sorted[qa..qb];
-            for &(x, i) in &s.grouped[sa..sb] {
+            let qs = &sorted[qa..qb];
+            for &(x, i) in &grouped[sa..sb] {
                 for &(y, q) in qs {
                     let d = x ^ y;
-                    if (shift >= 64 || d >> shift == 0) && d.count_ones() <= k {
+                    if d & prefix_mask == 0 && d.count_ones() <= k {
                         out.push((q, chunk[i as usize].0, d.count_ones()));
                     }
                 }
