@@ -784,3 +784,52 @@ fn boilerplate_flag_strips_site_templates() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("min_share"));
 }
+
+#[test]
+fn synth_takes_real_seeds_and_variant_proportions() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| bin().current_dir(dir.path()).args(args).output().unwrap();
+    let seeds = "{\"id\": \"s1\", \"text\": \"one two three four five six seven eight nine ten\"}\n\
+                 {\"id\": \"s2\", \"text\": \"alpha beta gamma delta epsilon zeta eta theta iota\"}\n";
+    std::fs::write(dir.path().join("seeds.jsonl"), seeds).unwrap();
+    let out = run(&[
+        "synth",
+        "--seeds",
+        "seeds.jsonl",
+        "--duplicate-rate",
+        "1",
+        "--max-variants",
+        "1",
+        "--variants",
+        "edit=1",
+        "-o",
+        "c.jsonl.gz",
+        "--truth",
+        "t.jsonl",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let truth = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
+    assert_eq!(truth.lines().count(), 2);
+    assert!(truth.lines().all(|l| l.contains("\"kind\":\"edit\"")));
+    // The compressed corpus reads back: 2 seeds + 2 variants.
+    let out = run(&["dedup", "-q", "c.jsonl.gz", "--report", "r.json"]);
+    assert!(out.status.success());
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["accounting"]["read"], 4);
+    // Bad proportions and HTML seeds are refused with the reason.
+    let out = run(&["synth", "--variants", "edit", "-o", "x.jsonl"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KIND=WEIGHT"));
+    std::fs::write(
+        dir.path().join("h.jsonl"),
+        "{\"id\": \"h\", \"html\": \"<p>x</p>\"}\n",
+    )
+    .unwrap();
+    let out = run(&["synth", "--seeds", "h.jsonl", "-o", "x.jsonl"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seeds must be text"));
+}
