@@ -1,7 +1,7 @@
 //! The simhash index: online query latency and all pairs on random fingerprints, with
 //! a brute-force scan beside them. Results are asserted inside the loops.
 use criterion::{criterion_group, criterion_main, Criterion};
-use neardup::index::{all_pairs, Design, SimhashIndex};
+use neardup::index::{all_pairs, batch_query, CompressedIndex, Design, SimhashIndex};
 use rand::RngExt;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -23,6 +23,16 @@ fn index(c: &mut Criterion) {
             m.len()
         })
     });
+    let compressed = CompressedIndex::from_index(&idx);
+    g.bench_function("query-k3-10-compressed-tables", |b| {
+        b.iter(|| {
+            i = (i + 7919) % n;
+            let q = fps[i] ^ 0b1001;
+            let m = compressed.query(q);
+            assert!(m.iter().any(|m| m.id == i as u64 && m.distance == 2));
+            m.len()
+        })
+    });
     g.bench_function("query-brute-force-scan", |b| {
         b.iter(|| {
             i = (i + 7919) % n;
@@ -33,6 +43,25 @@ fn index(c: &mut Criterion) {
         })
     });
     g.sample_size(10);
+    // Batch: 100 k queries (the first 100 planted at distance 2 of stored ones) against
+    // the 1 M stored fingerprints streamed past.
+    let queries: Vec<u64> = (0..100_000)
+        .map(|j| {
+            if j < 100 {
+                fps[j * 9973] ^ 0b11
+            } else {
+                rng.random()
+            }
+        })
+        .collect();
+    g.bench_function("batch-100k-queries-vs-1M-stored-k3-4", |b| {
+        b.iter(|| {
+            let stream = fps.iter().enumerate().map(|(i, &f)| Ok((i as u64, f)));
+            let found = batch_query(&Design::k3_4(), &queries, stream, 1 << 18).unwrap();
+            assert!(found.len() >= 100);
+            found.len()
+        })
+    });
     g.bench_function("all-pairs-k3-20-tables", |b| {
         b.iter(|| {
             let p = all_pairs(&Design::k3_20(), &fps).unwrap();

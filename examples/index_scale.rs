@@ -79,6 +79,22 @@ fn online(n: usize, design: Design, name: &str) {
         "  compressed tables ({:.2} bytes per fingerprint per table vs 16 plain, built in {build:.1} s): median {med:.2} µs, p99 {p99:.2} µs, mean {mean:.2} µs",
         c.bytes_per_fingerprint()
     );
+    if name == "k3-10" {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.idx");
+        let t = Instant::now();
+        idx.save(&path).unwrap();
+        let saved = t.elapsed().as_secs_f64();
+        let bytes = std::fs::metadata(&path).unwrap().len();
+        let t = Instant::now();
+        let back = SimhashIndex::load(&path).unwrap();
+        let loaded = t.elapsed().as_secs_f64();
+        assert_eq!(back.len(), n);
+        println!(
+            "  saved in {saved:.1} s ({:.0} MB), loaded (tables rebuilt) in {loaded:.1} s",
+            bytes as f64 / 1e6
+        );
+    }
     println!(
         "  peak memory so far {:.0} MB",
         neardup::pipeline::peak_memory_bytes().unwrap_or(0) as f64 / 1e6

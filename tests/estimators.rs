@@ -149,13 +149,20 @@ fn minhash_kernel_equals_definition() {
 
 #[test]
 fn charikar_kernel_equals_definition() {
-    let proj = Projector::new(384, 2, 9);
+    // 1, 3, 6 and 16 words: every group width of the vector kernel (1–4 words).
+    for bits in [64usize, 192, 384, 1024] {
+        charikar_kernel_case(bits);
+    }
+}
+
+fn charikar_kernel_case(bits: usize) {
+    let proj = Projector::new(bits, 2, 9);
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut s = ProjectScratch::default();
     for len in [0usize, 1, 2, 50, 3000] {
         let xs: Vec<u64> = (0..len).map(|_| rng.random_range(0..200u64)).collect();
         let ws: Vec<u32> = (0..len).map(|_| rng.random_range(1..5u32)).collect();
-        let mut got = [0u64; 6];
+        let mut got = vec![0u64; bits / 64];
         proj.project(&xs, &ws, &mut s, &mut got);
         for (j, word) in got.iter().enumerate() {
             for l in 0..64 {
