@@ -15,7 +15,7 @@ bin=target/release/neardup
 seed() { mkdir -p "fuzz/corpus/$1"; }
 seed sketch_file; seed index_file; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html
 tmp=$(mktemp -d)
-head -c 20000 fixtures/demo.jsonl | head -n 5 > "$tmp/small.jsonl"
+head -n 5 fixtures/demo.jsonl > "$tmp/small.jsonl"
 "$bin" sketch "$tmp/small.jsonl" -o fuzz/corpus/sketch_file/valid.ndsk -q
 "$bin" index fingerprint "$tmp/small.jsonl" | awk '{print $1, $2}' > "$tmp/fps.txt"
 "$bin" index build "$tmp/fps.txt" -o fuzz/corpus/index_file/valid.idx --design k3-4
