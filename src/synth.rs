@@ -13,7 +13,7 @@
 //! | `mirror` | the same page on another host (`mirrorN.example`) |
 //! | `edit` | a few words replaced by random words |
 //! | `timestamp` | a date line appended |
-//! | `header` | a breadcrumb/title line prepended |
+//! | `header` | a breadcrumb path, version line or title line prepended |
 //! | `rebrand` | one frequent word replaced everywhere by another (consistent) |
 //! | `format` | the other format: the HTML version of a text page or the text of an HTML page |
 //! | `embed` | another page (`embedN.example`) that embeds this one between its own intro and outro |
@@ -545,10 +545,18 @@ impl Generator {
                 )
             }
             Kind::Header => {
-                p.prefix = format!(
-                    "Home > {} > Page {i}.",
-                    self.vocab[rng.random_range(0..50.min(self.vocab.len()))]
-                )
+                // A breadcrumb path, a version line or a title line in front.
+                let w = &self.vocab[rng.random_range(0..50.min(self.vocab.len()))];
+                p.prefix = match rng.random_range(0..3) {
+                    0 => format!("Home > {w} > Page {i}."),
+                    1 => format!(
+                        "Version {}.{}.{}",
+                        rng.random_range(0..10),
+                        rng.random_range(0..30),
+                        rng.random_range(0..100)
+                    ),
+                    _ => format!("{w} {} - {}", i % 97, p.host),
+                };
             }
             Kind::Rebrand => {
                 let mut counts = std::collections::BTreeMap::new();
