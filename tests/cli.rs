@@ -9,6 +9,17 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_neardup"))
 }
 
+/// Runs the binary in `dir`; it must succeed. Returns its standard output.
+fn ok_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = bin().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn corpus() -> neardup::synth::Corpus {
     generate(&SynthConfig {
         base_documents: 60,
@@ -524,15 +535,7 @@ fn outputs_are_byte_identical_for_1_2_and_8_threads() {
 #[test]
 fn index_commands_build_query_insert_and_stats() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| ok_in(dir.path(), args);
     let fps = run(&[
         "index",
         "fingerprint",
@@ -637,15 +640,7 @@ fn mirrors_report_and_site_strategy_flags() {
 #[test]
 fn eval_on_a_generated_corpus_with_truth() {
     let dir = tempfile::tempdir().unwrap();
-    let ok = |args: &[&str]| {
-        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ok = |args: &[&str]| ok_in(dir.path(), args);
     ok(&[
         "synth", "--base", "200", "--seed", "4", "-o", "c.jsonl", "--truth", "t.jsonl",
     ]);
@@ -716,14 +711,7 @@ fn stage_one_flags_select_the_generator_and_its_parameters() {
 #[test]
 fn boilerplate_flag_strips_site_templates() {
     let dir = tempfile::tempdir().unwrap();
-    let ok = |args: &[&str]| {
-        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let ok = |args: &[&str]| ok_in(dir.path(), args);
     ok(&[
         "synth",
         "--base",
