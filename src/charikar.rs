@@ -67,7 +67,10 @@ impl Projector {
     ) {
         let words = self.seeds.len();
         let bits = words * 64;
-        debug_assert!(words <= 16, "at most 1024 bits");
+        debug_assert!(words <= 17, "at most 1024 bits and a simhash");
+        if weights.is_empty() && crate::simd::project_unweighted(&self.seeds, features, out) {
+            return;
+        }
         let big = &mut scratch.big;
         big.clear();
         big.resize(bits, 0);

@@ -80,6 +80,11 @@ pub fn accumulate(seeds: &[u64], features: &[u64], weights: &[u32], big: &mut [u
     assert!(big.len() >= seeds.len() * 64, "64 counters per word");
     assert!(weights.is_empty() || weights.len() == features.len());
     debug_assert!(weights.iter().map(|&w| w as u64).sum::<u64>() <= u16::MAX as u64);
+    #[cfg(target_arch = "x86_64")]
+    if weights.is_empty() && level() == Level::Avx512 {
+        accumulate_unweighted(seeds, features, big);
+        return;
+    }
     for (g, group) in seeds.chunks(4).enumerate() {
         let out = &mut big[g * 256..g * 256 + group.len() * 64];
         #[cfg(target_arch = "x86_64")]
@@ -153,5 +158,187 @@ unsafe fn group_avx512<const N: usize>(
         for (o, &l) in out[j * 64..j * 64 + 64].iter_mut().zip(&lanes) {
             *o += l as u64;
         }
+    }
+}
+
+/// Counts, for each of the 64 · `seeds.len()` bit positions, the `features` whose word
+/// `mix64(feature ^ seeds[j])` has the bit set, all weights 1, and writes the sign bits
+/// of the projection: bit `l` of `out[j]` is set iff more than half of the features
+/// have it set. Returns false (and leaves `out` alone) when this CPU has no AVX-512 or
+/// there are more than 65,535 features; the caller then takes the general path, which
+/// gives the same bits.
+pub fn project_unweighted(seeds: &[u64], features: &[u64], out: &mut [u64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if level() == Level::Avx512 && features.len() <= u16::MAX as usize {
+        assert!(out.len() >= seeds.len(), "one output word per seed");
+        let half = (features.len() / 2) as u16;
+        let mut counts = [0u16; 1536];
+        for (g, group) in seeds.chunks(24).enumerate() {
+            // SAFETY: `level()` checked AVX-512 F, DQ and BW.
+            unsafe {
+                bitsliced_group(group, features, &mut counts);
+                // More than half: 2c > n ⟺ c > ⌊n/2⌋.
+                signs_avx512(&counts[..group.len() * 64], half, &mut out[g * 24..]);
+            }
+        }
+        return true;
+    }
+    let _ = (seeds, features, out);
+    false
+}
+
+/// [`accumulate`] without weights, by bit-sliced counting (AVX-512 only).
+#[cfg(target_arch = "x86_64")]
+fn accumulate_unweighted(seeds: &[u64], features: &[u64], big: &mut [u64]) {
+    let mut counts = [0u16; 1536];
+    for (g, group) in seeds.chunks(24).enumerate() {
+        // SAFETY: only called after `level()` returned `Avx512`.
+        unsafe { bitsliced_group(group, features, &mut counts) };
+        for (b, &c) in big[g * 1536..].iter_mut().zip(&counts[..group.len() * 64]) {
+            *b += c as u64;
+        }
+    }
+}
+
+/// Up to 24 words of the bit-sliced count, in vectors of 8 words.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512bw")]
+unsafe fn bitsliced_group(seeds: &[u64], features: &[u64], counts: &mut [u16; 1536]) {
+    // SAFETY (all three): the caller guarantees the CPU features.
+    unsafe {
+        match seeds.len().div_ceil(8) {
+            1 => bitsliced_avx512::<1>(seeds, features, counts),
+            2 => bitsliced_avx512::<2>(seeds, features, counts),
+            _ => bitsliced_avx512::<3>(seeds, features, counts),
+        }
+    }
+}
+
+/// `mix64` on eight lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn mix64_avx512(z: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
+    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9_u64 as i64));
+    let z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
+    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11eb_u64 as i64));
+    _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
+}
+
+/// Carry-save adder of three bit vectors: (carries, sums).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn csa(
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+    c: std::arch::x86_64::__m512i,
+) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    (
+        _mm512_ternarylogic_epi64::<0xE8>(a, b, c),
+        _mm512_ternarylogic_epi64::<0x96>(a, b, c),
+    )
+}
+
+/// Adds `w` to the 16-bit counter of every set bit of `plane` (counter `t` of `cnt[k]`
+/// is bit `32k + t`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn add_plane(
+    cnt: &mut [std::arch::x86_64::__m512i; 16],
+    plane: std::arch::x86_64::__m512i,
+    w: i16,
+) {
+    use std::arch::x86_64::*;
+    let mut m = [0u32; 16];
+    // SAFETY: `m` is 64 bytes; unaligned store.
+    unsafe { _mm512_storeu_si512(m.as_mut_ptr() as *mut __m512i, plane) };
+    let wv = _mm512_set1_epi16(w);
+    for k in 0..16 {
+        cnt[k] = _mm512_mask_add_epi16(cnt[k], m[k], cnt[k], wv);
+    }
+}
+
+/// Positional population count of the hashed words (Harley–Seal carry-save tree over
+/// blocks of 16 features, then one masked add per 32 bits per block): `counts[64j + l]`
+/// = number of features whose word `j` has bit `l` set, for `j < seeds.len() ≤ 8V`.
+/// The counts are exact for up to 65,535 features.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512bw")]
+unsafe fn bitsliced_avx512<const V: usize>(
+    seeds: &[u64],
+    features: &[u64],
+    counts: &mut [u16; 1536],
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(seeds.len() <= 8 * V && features.len() <= u16::MAX as usize);
+    let mut padded = [0u64; 24];
+    padded[..seeds.len()].copy_from_slice(seeds);
+    let zero = _mm512_setzero_si512();
+    for v in 0..V {
+        // SAFETY: `padded` holds 24 ≥ 8V words; unaligned load.
+        let s = unsafe { _mm512_loadu_si512(padded.as_ptr().add(8 * v) as *const __m512i) };
+        let (mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero);
+        let mut cnt = [zero; 16];
+        for block in features.chunks(16) {
+            let mut h = [zero; 16];
+            for (hi, &x) in h.iter_mut().zip(block) {
+                *hi = mix64_avx512(_mm512_xor_si512(_mm512_set1_epi64(x as i64), s));
+            }
+            let (twos_a, o) = csa(ones, h[0], h[1]);
+            let (twos_b, o) = csa(o, h[2], h[3]);
+            let (fours_a, t) = csa(twos, twos_a, twos_b);
+            let (twos_a, o) = csa(o, h[4], h[5]);
+            let (twos_b, o) = csa(o, h[6], h[7]);
+            let (fours_b, t) = csa(t, twos_a, twos_b);
+            let (eights_a, f) = csa(fours, fours_a, fours_b);
+            let (twos_a, o) = csa(o, h[8], h[9]);
+            let (twos_b, o) = csa(o, h[10], h[11]);
+            let (fours_a, t) = csa(t, twos_a, twos_b);
+            let (twos_a, o) = csa(o, h[12], h[13]);
+            let (twos_b, o) = csa(o, h[14], h[15]);
+            let (fours_b, t) = csa(t, twos_a, twos_b);
+            let (eights_b, f) = csa(f, fours_a, fours_b);
+            let (sixteens, e) = csa(eights, eights_a, eights_b);
+            (ones, twos, fours, eights) = (o, t, f, e);
+            add_plane(&mut cnt, sixteens, 16);
+        }
+        add_plane(&mut cnt, eights, 8);
+        add_plane(&mut cnt, fours, 4);
+        add_plane(&mut cnt, twos, 2);
+        add_plane(&mut cnt, ones, 1);
+        for (k, c) in cnt.iter().enumerate() {
+            // SAFETY: 512·V + 32k + 32 ≤ 1536 u16; unaligned store.
+            unsafe {
+                _mm512_storeu_si512(
+                    counts.as_mut_ptr().add(512 * v + 32 * k) as *mut __m512i,
+                    *c,
+                )
+            };
+        }
+    }
+}
+
+/// `out[j]` bit `l` = `counts[64j + l] > half`, for every word of `counts`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn signs_avx512(counts: &[u16], half: u16, out: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let hv = _mm512_set1_epi16(half as i16);
+    for (o, c) in out.iter_mut().zip(counts.chunks_exact(64)) {
+        // SAFETY: `c` holds 64 u16 = two vectors; unaligned loads.
+        let (lo, hi) = unsafe {
+            (
+                _mm512_loadu_si512(c.as_ptr() as *const __m512i),
+                _mm512_loadu_si512(c.as_ptr().add(32) as *const __m512i),
+            )
+        };
+        let lo = _mm512_cmpgt_epu16_mask(lo, hv) as u64;
+        let hi = _mm512_cmpgt_epu16_mask(hi, hv) as u64;
+        *o = lo | hi << 32;
     }
 }

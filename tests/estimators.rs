@@ -149,35 +149,53 @@ fn minhash_kernel_equals_definition() {
 
 #[test]
 fn charikar_kernel_equals_definition() {
-    // 1, 3, 6 and 16 words: every group width of the vector kernel (1–4 words).
+    // 1, 3, 6 and 16 words: every group width of the weighted kernel (1–4 words); 7 and
+    // 17 words (a projection with its simhash) fill one and three vectors of the
+    // unweighted bit-sliced kernel.
     for bits in [64usize, 192, 384, 1024] {
-        charikar_kernel_case(bits);
+        charikar_kernel_case(&Projector::new(bits, 2, 9), true);
+        charikar_kernel_case(&Projector::new(bits, 2, 9), false);
+    }
+    for bits in [384usize, 1024] {
+        let p = Projector::new(bits, 2, 9).concat(&Projector::new(64, 3, 9));
+        charikar_kernel_case(&p, false);
     }
 }
 
-fn charikar_kernel_case(bits: usize) {
-    let proj = Projector::new(bits, 2, 9);
+fn charikar_kernel_case(proj: &Projector, weighted: bool) {
+    let bits = proj.bits();
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut s = ProjectScratch::default();
-    for len in [0usize, 1, 2, 50, 3000] {
+    // Block edges of the bit-sliced kernel (16 features) and, past 65,535 features,
+    // the segmented path.
+    for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 70_000] {
+        if weighted && len > 3000 {
+            continue;
+        }
+        // Few distinct features, so that many bits tie (a tie is a 0 bit).
         let xs: Vec<u64> = (0..len).map(|_| rng.random_range(0..200u64)).collect();
-        let ws: Vec<u32> = (0..len).map(|_| rng.random_range(1..5u32)).collect();
+        let ws: Vec<u32> = if weighted {
+            (0..len).map(|_| rng.random_range(1..5u32)).collect()
+        } else {
+            Vec::new()
+        };
         let mut got = vec![0u64; bits / 64];
         proj.project(&xs, &ws, &mut s, &mut got);
         for (j, word) in got.iter().enumerate() {
-            for l in 0..64 {
-                let sum: i64 = xs
-                    .iter()
-                    .zip(&ws)
-                    .map(|(&x, &w)| {
-                        if proj.feature_word(x, j) >> l & 1 == 1 {
-                            w as i64
-                        } else {
-                            -(w as i64)
-                        }
-                    })
-                    .sum();
-                assert_eq!(word >> l & 1 == 1, sum > 0, "word {j} bit {l}");
+            let mut ones = vec![0i64; 64];
+            for (i, &x) in xs.iter().enumerate() {
+                let w = ws.get(i).map_or(1, |&w| w as i64);
+                let f = proj.feature_word(x, j);
+                for (l, o) in ones.iter_mut().enumerate() {
+                    *o += if f >> l & 1 == 1 { w } else { -w };
+                }
+            }
+            for (l, &sum) in ones.iter().enumerate() {
+                assert_eq!(
+                    word >> l & 1 == 1,
+                    sum > 0,
+                    "{bits} bits, {len} features, word {j} bit {l}"
+                );
             }
         }
     }
