@@ -562,29 +562,144 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) -> Result<()>
     Ok(())
 }
 
-/// Parses one JSONL record.
+/// The values of the fields a record's [`Fields`] name (last one wins when a key is
+/// repeated, as in a JSON object read into a map); other fields are skipped unread.
+#[derive(Default)]
+struct RecordFields {
+    id: Option<Value>,
+    text: Option<Value>,
+    html: Option<Value>,
+    url: Option<Value>,
+    priority: Option<Value>,
+    site: Option<Value>,
+}
+
+/// What a JSONL line holds at its top level.
+enum TopLevel {
+    Object(RecordFields),
+    Other,
+}
+
+struct RecordSeed<'a>(&'a Fields);
+
+impl<'de> serde::de::DeserializeSeed<'de> for RecordSeed<'_> {
+    type Value = TopLevel;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<TopLevel, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RecordSeed<'_> {
+    type Value = TopLevel;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<TopLevel, A::Error> {
+        let f = self.0;
+        let mut out = RecordFields::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let key = key.as_ref();
+            let is = |name: &Option<String>| name.as_deref() == Some(key);
+            let slots = [
+                (key == f.id, &mut out.id),
+                (key == f.text, &mut out.text),
+                (key == f.html, &mut out.html),
+                (key == f.url, &mut out.url),
+                (is(&f.priority), &mut out.priority),
+                (is(&f.site), &mut out.site),
+            ];
+            let wanted = slots.iter().filter(|(w, _)| *w).count();
+            if wanted == 0 {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            let value: Value = map.next_value()?;
+            for (w, slot) in slots {
+                if w {
+                    *slot = Some(value.clone());
+                }
+            }
+        }
+        Ok(TopLevel::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<TopLevel, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+}
+
+/// Parses one JSONL record. Only the fields `f` names are read into memory; the
+/// others are checked for well-formedness and skipped.
 pub fn parse_json_record(
     line: &[u8],
     f: &Fields,
     source: &str,
     at: u64,
 ) -> std::result::Result<Document, Rejection> {
-    let text = std::str::from_utf8(line).map_err(|e| Rejection {
-        id: None,
-        reason: format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-    })?;
-    let v: Value = serde_json::from_str(text).map_err(|e| Rejection {
+    let text = match simdutf8::basic::from_utf8(line) {
+        Ok(t) => t,
+        Err(_) => {
+            let valid = std::str::from_utf8(line)
+                .err()
+                .map_or(0, |e| e.valid_up_to());
+            return Err(Rejection {
+                id: None,
+                reason: format!("invalid UTF-8 at byte {valid}"),
+            });
+        }
+    };
+    let malformed = |e: serde_json::Error| Rejection {
         id: None,
         reason: format!("malformed JSON: {e}"),
-    })?;
-    let Value::Object(map) = v else {
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = serde::de::DeserializeSeed::deserialize(RecordSeed(f), &mut de).map_err(malformed)?;
+    de.end().map_err(malformed)?;
+    let TopLevel::Object(map) = top else {
         return Err(Rejection {
             id: None,
             reason: "not a JSON object".into(),
         });
     };
-    let id = match map.get(&f.id) {
-        Some(Value::String(s)) => s.clone(),
+    let id = match map.id {
+        Some(Value::String(s)) => s,
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::Null) | None => format!("{source}:{at}"),
         Some(_) => {
@@ -594,9 +709,9 @@ pub fn parse_json_record(
             })
         }
     };
-    let body = match (map.get(&f.text), map.get(&f.html)) {
-        (Some(Value::String(s)), _) => Body::Text(s.clone()),
-        (_, Some(Value::String(s))) => Body::Html(s.clone()),
+    let body = match (map.text, map.html) {
+        (Some(Value::String(s)), _) => Body::Text(s),
+        (_, Some(Value::String(s))) => Body::Html(s),
         (Some(_), _) | (_, Some(_)) => {
             return Err(Rejection {
                 id: Some(id),
@@ -610,21 +725,15 @@ pub fn parse_json_record(
             })
         }
     };
-    let url = match map.get(&f.url) {
-        Some(Value::String(s)) => Some(s.clone()),
+    let url = match map.url {
+        Some(Value::String(s)) => Some(s),
         _ => None,
     };
-    let priority = f
-        .priority
-        .as_ref()
-        .and_then(|p| map.get(p))
-        .and_then(Value::as_f64);
-    let site = f
-        .site
-        .as_ref()
-        .and_then(|p| map.get(p))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let priority = map.priority.as_ref().and_then(Value::as_f64);
+    let site = match map.site {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
     Ok(Document {
         id,
         url,

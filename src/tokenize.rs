@@ -33,7 +33,7 @@
 //!   Thai) give one term per run of characters between punctuation.
 
 use crate::document::{url_host, Body};
-use crate::hash::term_fingerprint;
+use crate::hash::{short_term_fingerprint, term_fingerprint};
 use ahash::{AHashMap, AHashSet};
 
 /// Tags that are ignored rather than replaced by white space (inline formatting).
@@ -77,7 +77,12 @@ impl Default for Tokenizer {
 
 trait Sink {
     /// One term: valid UTF-8, case-folded when folding is on.
-    fn term(&mut self, term: &[u8], title: bool);
+    fn term(&mut self, term: &[u8], title: bool) {
+        self.term_fp(term, term_fingerprint(term), title);
+    }
+
+    /// One term with its fingerprint already computed.
+    fn term_fp(&mut self, term: &[u8], fp: u64, title: bool);
 }
 
 struct FpSink<'a> {
@@ -88,8 +93,7 @@ struct FpSink<'a> {
 
 impl Sink for FpSink<'_> {
     #[inline(always)]
-    fn term(&mut self, term: &[u8], title: bool) {
-        let fp = term_fingerprint(term);
+    fn term_fp(&mut self, _term: &[u8], fp: u64, title: bool) {
         if !self.tok.stop_words.is_empty() && self.tok.stop_words.contains(&fp) {
             return;
         }
@@ -111,8 +115,8 @@ struct StringSink<'a> {
 }
 
 impl Sink for StringSink<'_> {
-    fn term(&mut self, term: &[u8], _title: bool) {
-        if !self.tok.stop_words.contains(&term_fingerprint(term)) {
+    fn term_fp(&mut self, term: &[u8], fp: u64, _title: bool) {
+        if !self.tok.stop_words.contains(&fp) {
             self.out.push(String::from_utf8_lossy(term).into_owned());
         }
     }
@@ -125,6 +129,12 @@ struct TermAcc {
 }
 
 impl TermAcc {
+    /// ASCII bytes already folded (when folding is on).
+    #[inline]
+    fn push_folded(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
     #[inline]
     fn push_ascii(&mut self, bytes: &[u8]) {
         if self.fold {
@@ -322,22 +332,6 @@ fn img_term(src: &str, page_host: Option<&str>) -> Option<String> {
     Some(if name.is_empty() { path } else { name }.to_owned())
 }
 
-crate::simd::kernel! {
-    /// Bit masks of a 64-byte block: ASCII alphanumerics, ASCII upper case, non-ASCII.
-    fn masks64(blk: &[u8; 64]) -> (u64, u64, u64) {
-        let (mut alnum, mut upper, mut high) = (0u64, 0u64, 0u64);
-        for (k, &c) in blk.iter().enumerate() {
-            let up = c.wrapping_sub(b'A') < 26;
-            let low = c.wrapping_sub(b'a') < 26;
-            let digit = c.wrapping_sub(b'0') < 10;
-            alnum |= ((up | low | digit) as u64) << k;
-            upper |= (up as u64) << k;
-            high |= ((c >= 0x80) as u64) << k;
-        }
-        (alnum, upper, high)
-    }
-}
-
 /// Byte classes of the scalar scanner.
 const ALNUM: u8 = 1;
 const UPPER: u8 = 2;
@@ -435,24 +429,45 @@ impl Tokenizer {
         acc.flush(sink, false);
     }
 
-    #[inline]
+    /// Scans text (no markup) in blocks of 64 bytes: one vector pass classifies and
+    /// case-folds the block, then each term is a run of set bits of the alphanumeric
+    /// mask, hashed straight from the block (terms of up to 16 bytes without branches,
+    /// see [`short_term_fingerprint`]). Terms that may continue past the block (or
+    /// into a non-ASCII character, which the scalar scanner takes) go through `acc`.
     fn scan_segment<S: Sink>(&self, s: &str, acc: &mut TermAcc, sink: &mut S, title: bool) {
+        /// Where the block sits in `pad`: the short-term hash reads up to 8 bytes
+        /// either side of a term.
+        const AT: usize = 16;
         let b = s.as_bytes();
         let n = b.len();
+        let mut pad = [0u8; AT + 64 + 16];
+        let mut tail = [b' '; 64];
         let mut i = 0;
         while i < n {
-            if n - i < 64 {
+            let r = (n - i).min(64);
+            if r < 16 {
+                // A short piece (common between HTML tags): byte by byte is cheaper.
                 self.scan_scalar(s, i, n, acc, sink, title);
                 return;
             }
-            let blk: &[u8; 64] = match b[i..i + 64].try_into() {
-                Ok(blk) => blk,
+            let blk: &[u8; 64] = if r == 64 {
+                match b[i..i + 64].try_into() {
+                    Ok(blk) => blk,
+                    Err(_) => return,
+                }
+            } else {
+                tail[..r].copy_from_slice(&b[i..]);
+                tail[r..].fill(b' ');
+                &tail
+            };
+            let folded: &mut [u8; 64] = match (&mut pad[AT..AT + 64]).try_into() {
+                Ok(f) => f,
                 Err(_) => return,
             };
-            let (alnum, upper, high) = masks64(blk);
-            // ASCII bytes up to the first non-ASCII one (all 64 in an ASCII block):
-            // terms are the runs of set bits of `alnum`.
-            let limit = high.trailing_zeros() as usize;
+            let (alnum, _, high) = crate::simd::classify64(blk, acc.fold, folded);
+            // ASCII bytes up to the first non-ASCII one or the end of the text: terms are
+            // the runs of set bits of `alnum` below `limit`.
+            let limit = (high.trailing_zeros() as usize).min(r);
             let valid = if limit == 64 {
                 u64::MAX
             } else {
@@ -466,29 +481,28 @@ impl Tokenizer {
                 let start = m.trailing_zeros() as usize;
                 let len = (!(m >> start)).trailing_zeros() as usize;
                 let end = start + len;
-                let run = if end == 64 {
-                    u64::MAX << start
-                } else {
-                    ((1u64 << end) - 1) & (u64::MAX << start)
-                };
-                let term = &blk[start..end];
+                let term = &pad[AT + start..AT + end];
                 if end == limit {
-                    // May continue in the next block or the next (non-ASCII) char.
-                    acc.push_ascii(term);
-                } else if (start == 0 && !acc.buf.is_empty()) || (acc.fold && upper & run != 0) {
-                    acc.push_ascii(term);
+                    // May continue in the next block, the next piece of text or the
+                    // next (non-ASCII) character.
+                    acc.push_folded(term);
+                } else if start == 0 && !acc.buf.is_empty() {
+                    acc.push_folded(term);
                     acc.flush(sink, title);
+                } else if len <= 16 {
+                    sink.term_fp(term, short_term_fingerprint(&pad, AT + start, len), title);
                 } else {
                     sink.term(term, title);
                 }
-                m &= !run;
+                // Clear the lowest run of ones.
+                m &= m.wrapping_add(m & m.wrapping_neg());
             }
-            if limit < 64 {
+            if limit < r {
                 // The non-ASCII char: the scalar scanner, up to the next char boundary.
                 i = self.scan_scalar(s, i + limit, i + limit + 1, acc, sink, title);
                 continue;
             }
-            i += 64;
+            i += r;
         }
     }
 

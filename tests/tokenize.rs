@@ -206,6 +206,34 @@ mod properties {
         }
 
         #[test]
+        fn unfolded_terms_match_the_definition(s in text_strategy()) {
+            let t = Tokenizer::new(false, &[], &[], 1);
+            let want: Vec<String> = s
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect();
+            prop_assert_eq!(t.terms(&Body::Text(s.clone()), None), want);
+        }
+
+        #[test]
+        fn fingerprints_are_the_hashes_of_the_terms(s in text_strategy(), fold in any::<bool>()) {
+            // The scanner hashes most terms in place (a branch-free XXH3 path); the
+            // result must be the term fingerprint of the term's text.
+            let t = Tokenizer::new(fold, &[], &[], 1);
+            for body in [Body::Text(s.clone()), Body::Html(s.clone())] {
+                let mut out = Tokens::default();
+                t.tokenize(&body, None, &mut out);
+                let want: Vec<u64> = t
+                    .terms(&body, None)
+                    .iter()
+                    .map(|x| neardup::hash::term_fingerprint(x.as_bytes()))
+                    .collect();
+                prop_assert_eq!(out.fps, want);
+            }
+        }
+
+        #[test]
         fn html_without_markup_is_text(s in "[a-zA-Z0-9 é.]{0,300}") {
             prop_assert_eq!(html(&s), reference(&s));
         }
