@@ -27,8 +27,9 @@ pub const MEGASHINGLE_SEED: u64 = 0x4d45_4741_5348_4731; // "MEGASHG1"
 /// The `m` seeded min-hash functions.
 #[derive(Debug, Clone)]
 pub struct MinHasher {
-    a: Vec<u32>,
-    b: Vec<u32>,
+    m: usize,
+    /// `a` and `b` in blocks of [`BLOCK`], the last one padded (`a = 0`, `b = MAX`).
+    blocks: Vec<([u32; BLOCK], [u32; BLOCK])>,
 }
 
 impl MinHasher {
@@ -43,27 +44,37 @@ impl MinHasher {
             a.push(rng.next_u64() as u32 | 1);
             b.push(rng.next_u64() as u32);
         }
-        MinHasher { a, b }
+        let blocks = a
+            .chunks(BLOCK)
+            .zip(b.chunks(BLOCK))
+            .map(|(ca, cb)| {
+                let (mut pa, mut pb) = ([0u32; BLOCK], [u32::MAX; BLOCK]);
+                pa[..ca.len()].copy_from_slice(ca);
+                pb[..cb.len()].copy_from_slice(cb);
+                (pa, pb)
+            })
+            .collect();
+        MinHasher { m, blocks }
     }
 
     /// The number of hash functions.
     pub fn len(&self) -> usize {
-        self.a.len()
+        self.m
     }
 
     /// True when there are no hash functions.
     pub fn is_empty(&self) -> bool {
-        self.a.is_empty()
+        self.m == 0
     }
 
     /// Writes the `m` min-values over `shingles` into `out` (`u64::MAX` each when there
     /// are no shingles; otherwise values below 2^32).
     pub fn min_values(&self, shingles: &[u64], out: &mut [u64]) {
-        let m = self.a.len();
-        for (k, (a, b)) in self.a.chunks(BLOCK).zip(self.b.chunks(BLOCK)).enumerate() {
+        let m = self.m;
+        for (k, (a, b)) in self.blocks.iter().enumerate() {
             let mut block = [u32::MAX; BLOCK];
-            min_values_kernel(a, b, shingles, &mut block[..a.len()]);
-            for (o, &v) in out[k * BLOCK..(k * BLOCK + a.len()).min(m)]
+            min_values_kernel(a, b, shingles, &mut block);
+            for (o, &v) in out[k * BLOCK..((k + 1) * BLOCK).min(m)]
                 .iter_mut()
                 .zip(&block)
             {
@@ -77,8 +88,9 @@ impl MinHasher {
     }
 }
 
-/// Hash functions evaluated together (their minima stay in registers / L1).
-const BLOCK: usize = 128;
+/// Hash functions evaluated together: 96 = six vectors of 16 lanes, whose minima stay
+/// in registers for the whole shingle list (84 functions take one padded block).
+const BLOCK: usize = 96;
 
 /// A shingle fingerprint folded to the 32 bits the min-hash functions take.
 #[inline(always)]
@@ -88,28 +100,20 @@ pub fn fold32(x: u64) -> u32 {
 
 crate::simd::kernel! {
     /// `out[i] = min over x of a[i]·fold32(x) + b[i] (mod 2^32)`.
-    fn min_values_kernel(a: &[u32], b: &[u32], shingles: &[u64], out: &mut [u32]) {
-        let m = out.len();
-        let (a, b) = (&a[..m], &b[..m]);
-        out.fill(u32::MAX);
-        let mut chunks = shingles.chunks_exact(4);
-        for c in &mut chunks {
-            let (x0, x1, x2, x3) = (fold32(c[0]), fold32(c[1]), fold32(c[2]), fold32(c[3]));
-            for i in 0..m {
-                let (ai, bi) = (a[i], b[i]);
-                let v0 = ai.wrapping_mul(x0).wrapping_add(bi);
-                let v1 = ai.wrapping_mul(x1).wrapping_add(bi);
-                let v2 = ai.wrapping_mul(x2).wrapping_add(bi);
-                let v3 = ai.wrapping_mul(x3).wrapping_add(bi);
-                out[i] = out[i].min(v0.min(v1)).min(v2.min(v3));
-            }
-        }
-        for &x in chunks.remainder() {
+    fn min_values_kernel(
+        a: &[u32; BLOCK],
+        b: &[u32; BLOCK],
+        shingles: &[u64],
+        out: &mut [u32; BLOCK],
+    ) {
+        let mut acc = [u32::MAX; BLOCK];
+        for &x in shingles {
             let x = fold32(x);
-            for i in 0..m {
-                out[i] = out[i].min(a[i].wrapping_mul(x).wrapping_add(b[i]));
+            for i in 0..BLOCK {
+                acc[i] = acc[i].min(a[i].wrapping_mul(x).wrapping_add(b[i]));
             }
         }
+        *out = acc;
     }
 }
 

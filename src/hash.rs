@@ -127,11 +127,15 @@ pub const fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn le_bytes(values: &[u64], buf: &mut Vec<u8>) {
-    buf.clear();
-    buf.reserve(values.len() * 8);
-    for v in values {
-        buf.extend_from_slice(&v.to_le_bytes());
+/// Calls `f` with the little-endian bytes of `values`: the values' own memory on a
+/// little-endian machine, a copy on a big-endian one.
+#[inline]
+fn with_le_bytes<R>(values: &[u64], f: impl FnOnce(&[u8]) -> R) -> R {
+    if cfg!(target_endian = "little") {
+        f(bytemuck::cast_slice(values))
+    } else {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        f(&bytes)
     }
 }
 
@@ -140,25 +144,14 @@ fn le_bytes(values: &[u64], buf: &mut Vec<u8>) {
 /// Used to fingerprint supershingles (a run of min-values), megashingles (a pair of
 /// supershingles) and Pugh lists. Because it works on whole 64-bit fingerprints, token
 /// boundaries can never collide the way joined strings do (`"ab c"` vs `"a bc"`).
+#[inline]
 pub fn combine(values: &[u64], seed: u64) -> u64 {
-    let mut buf = [0u8; 256];
-    if values.len() <= 32 {
-        for (i, v) in values.iter().enumerate() {
-            buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-        }
-        xxh3_64_with_seed(&buf[..values.len() * 8], seed)
-    } else {
-        let mut v = Vec::new();
-        le_bytes(values, &mut v);
-        xxh3_64_with_seed(&v, seed)
-    }
+    with_le_bytes(values, |b| xxh3_64_with_seed(b, seed))
 }
 
 /// XXH3-128, with `seed`, of the little-endian bytes of `values`.
 pub fn combine128(values: &[u64], seed: u64) -> u128 {
-    let mut bytes = Vec::new();
-    le_bytes(values, &mut bytes);
-    xxh3_128_with_seed(&bytes, seed)
+    with_le_bytes(values, |b| xxh3_128_with_seed(b, seed))
 }
 
 /// The generator of every random parameter: ChaCha8 keyed with [`PARAM_SEED`] followed

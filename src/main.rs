@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::config::Params;
-use neardup::io::{AtomicFile, Fields, Format, Input, Reader};
+use neardup::io::{AtomicFile, Fields, Format, Input, ReadAhead, Reader};
 use neardup::pipeline::{Fate, PairKind, Preset, Progress};
 use neardup::store::SavedSketches;
 use neardup::{Body, Document, Pipeline};
@@ -535,7 +535,16 @@ fn dedup(args: DedupArgs) -> Result<usize> {
     let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
         .defer_parsing(true)
         .max_record_bytes(max_record);
-    let records = reader.map_while(|r| match r {
+    // Read on a thread of its own, stopping after the first fatal error as before.
+    let mut failed = false;
+    let reader = reader.map_while(move |r| {
+        if failed {
+            return None;
+        }
+        failed = r.is_err();
+        Some(r)
+    });
+    let records = ReadAhead::new(reader, 128, 4).map_while(|r| match r {
         Ok(rec) => {
             let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
                 + rec

@@ -59,16 +59,15 @@ pub fn shingles(terms: &[u64], k: usize, wrap_around: bool, out: &mut Vec<u64>) 
         .iter()
         .fold(0u64, |h, &t| h.wrapping_mul(SHINGLE_BASE).wrapping_add(t));
     let count = if wrap_around { n } else { n - k + 1 };
-    out.reserve(count);
-    out.push(finish(h, k));
-    // Windows entirely inside the document, then (with wrap-around) those that continue
-    // at its start: no modulo in the loop.
-    for start in 1..n - k + 1 {
-        h = roll(h, terms[start - 1], terms[start + k - 1], top);
-        out.push(finish(h, k));
-    }
-    for start in n - k + 1..count {
-        h = roll(h, terms[start - 1], terms[start + k - 1 - n], top);
-        out.push(finish(h, k));
+    let base = out.len();
+    out.resize(base + count, 0);
+    let (first, rest) = out[base..].split_at_mut(1);
+    first[0] = finish(h, k);
+    // Window `start` drops `terms[start - 1]` and takes `terms[start + k - 1]`; with
+    // wrap-around the entering terms continue from the beginning.
+    let entering = terms[k..].iter().chain(&terms[..count - (n - k + 1)]);
+    for ((o, &leaving), &enter) in rest.iter_mut().zip(terms).zip(entering) {
+        h = roll(h, leaving, enter, top);
+        *o = finish(h, k);
     }
 }

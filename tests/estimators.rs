@@ -123,18 +123,25 @@ fn charikar_counts_frequency_and_weights() {
 #[test]
 fn minhash_kernel_equals_definition() {
     // Whatever vector path the CPU takes, the result is the definition.
-    let mh = MinHasher::new(84, 5);
+    // 84 functions (one padded block of the kernel), exactly one block, several.
+    for m in [1usize, 84, 96, 200] {
+        minhash_kernel_case(m);
+    }
+}
+
+fn minhash_kernel_case(m: usize) {
+    let mh = MinHasher::new(m, 5);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     for len in [0usize, 1, 3, 4, 5, 17, 1000] {
         let xs: Vec<u64> = (0..len).map(|_| rng.random()).collect();
-        let mut got = vec![0; 84];
+        let mut got = vec![0; m];
         mh.min_values(&xs, &mut got);
         // Recover a_i, b_i from single-element sets: h(0) = b, h(1) = a + b.
-        let mut h0 = vec![0; 84];
-        let mut h1 = vec![0; 84];
+        let mut h0 = vec![0; m];
+        let mut h1 = vec![0; m];
         mh.min_values(&[0], &mut h0);
         mh.min_values(&[1], &mut h1);
-        for i in 0..84 {
+        for i in 0..m {
             // 32-bit arithmetic: a = h(1) − h(0), b = h(0) (mod 2^32).
             let (a, b) = ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32);
             let want = xs

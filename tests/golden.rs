@@ -121,3 +121,33 @@ const GOLDEN_CHARIKAR: [u64; 6] = [
 const GOLDEN_SIMHASH: u64 = 0x13d82a8a128a5561;
 const GOLDEN_EXACT: u128 = 0x23d2b698d3eb45b5ee846462c7907b94;
 const GOLDEN_MINS: [u64; 4] = [0x8d8afb4, 0x847b694, 0x97ffcad, 0x1e96b929];
+
+#[test]
+fn rolling_shingles_equal_their_windows() {
+    // The rolling computation gives each window's own fingerprint, with and without
+    // wrap-around, for documents shorter and longer than k; appending keeps what is
+    // already in the output.
+    let terms: Vec<u64> = (0..40u64)
+        .map(|i| neardup::hash::mix64(i * 7 + 1))
+        .collect();
+    for n in [0usize, 1, 2, 7, 8, 9, 40] {
+        for k in [1usize, 2, 5, 8, 10] {
+            for wrap in [false, true] {
+                let t = &terms[..n];
+                let mut got = vec![42];
+                neardup::shingle::shingles(t, k, wrap, &mut got);
+                let mut want = vec![42];
+                if n > 0 && n < k {
+                    want.push(neardup::shingle::shingle_fingerprint(t));
+                } else if n > 0 {
+                    let count = if wrap { n } else { n - k + 1 };
+                    for s in 0..count {
+                        let w: Vec<u64> = (0..k).map(|j| t[(s + j) % n]).collect();
+                        want.push(neardup::shingle::shingle_fingerprint(&w));
+                    }
+                }
+                assert_eq!(got, want, "n {n} k {k} wrap {wrap}");
+            }
+        }
+    }
+}
