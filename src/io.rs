@@ -1010,3 +1010,33 @@ impl Write for AtomicFile {
         self.w.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ReadAhead;
+
+    #[test]
+    fn read_ahead_keeps_every_item_in_order() {
+        for (n, chunk, depth) in [(0usize, 1, 1), (1, 5, 1), (1000, 7, 3), (4096, 256, 8)] {
+            let got: Vec<usize> = ReadAhead::new(0..n, chunk, depth).collect();
+            assert_eq!(got, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn read_ahead_resumes_a_panic_of_the_reader() {
+        let r = std::panic::catch_unwind(|| {
+            let items = (0..100).map(|i| if i == 50 { panic!("reader failed") } else { i });
+            ReadAhead::new(items, 8, 2).count()
+        });
+        assert!(r.is_err(), "the items before the panic must not look like the whole input");
+    }
+
+    #[test]
+    fn read_ahead_stops_when_dropped() {
+        // An endless source: dropping the consumer ends the reading thread.
+        let mut r = ReadAhead::new(0u64.., 16, 2);
+        assert_eq!(r.next(), Some(0));
+        drop(r);
+    }
+}
