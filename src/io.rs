@@ -1029,7 +1029,10 @@ mod tests {
             let items = (0..100).map(|i| if i == 50 { panic!("reader failed") } else { i });
             ReadAhead::new(items, 8, 2).count()
         });
-        assert!(r.is_err(), "the items before the panic must not look like the whole input");
+        assert!(
+            r.is_err(),
+            "the items before the panic must not look like the whole input"
+        );
     }
 
     #[test]

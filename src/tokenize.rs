@@ -187,6 +187,42 @@ fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
 }
 
+/// Byte classes of the tag parser (one table lookup per byte instead of a chain of
+/// comparisons).
+const T_WS: u8 = 1;
+const T_NAME: u8 = 2;
+const T_ATTR_STOP: u8 = 4;
+const T_VALUE_STOP: u8 = 8;
+static TAG_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        let ws = b.is_ascii_whitespace();
+        let mut v = 0;
+        if ws {
+            v |= T_WS | T_ATTR_STOP | T_VALUE_STOP;
+        }
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b':' {
+            v |= T_NAME;
+        }
+        if b == b'=' || b == b'/' {
+            v |= T_ATTR_STOP;
+        }
+        if b == b'>' {
+            v |= T_ATTR_STOP | T_VALUE_STOP;
+        }
+        t[c] = v;
+        c += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn tag_class(b: u8, class: u8) -> bool {
+    TAG_CLASS[b as usize] & class != 0
+}
+
 fn parse_tag(html: &str, i: usize) -> Tag<'_> {
     let b = html.as_bytes();
     let n = b.len();
@@ -215,7 +251,7 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
         _ => return Tag::Text,
     }
     let mut j = name_start;
-    while j < n && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b':') {
+    while j < n && tag_class(b[j], T_NAME) {
         j += 1;
     }
     let name = &html[name_start..j];
@@ -223,7 +259,7 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
     let mut src = None;
     // Attributes.
     loop {
-        while j < n && (b[j].is_ascii_whitespace() || b[j] == b'/') {
+        while j < n && (tag_class(b[j], T_WS) || b[j] == b'/') {
             j += 1;
         }
         if j >= n {
@@ -243,16 +279,16 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
             };
         }
         let an_start = j;
-        while j < n && !b[j].is_ascii_whitespace() && b[j] != b'=' && b[j] != b'>' && b[j] != b'/' {
+        while j < n && !tag_class(b[j], T_ATTR_STOP) {
             j += 1;
         }
         let attr = &html[an_start..j];
-        while j < n && b[j].is_ascii_whitespace() {
+        while j < n && tag_class(b[j], T_WS) {
             j += 1;
         }
         if j < n && b[j] == b'=' {
             j += 1;
-            while j < n && b[j].is_ascii_whitespace() {
+            while j < n && tag_class(b[j], T_WS) {
                 j += 1;
             }
             let (vs, ve, next_j) = match b.get(j) {
@@ -262,7 +298,7 @@ fn parse_tag(html: &str, i: usize) -> Tag<'_> {
                 },
                 _ => {
                     let mut k = j;
-                    while k < n && !b[k].is_ascii_whitespace() && b[k] != b'>' {
+                    while k < n && !tag_class(b[k], T_VALUE_STOP) {
                         k += 1;
                     }
                     (j, k, k)
@@ -293,7 +329,7 @@ fn skip_raw_text(html: &str, from: usize, name: &str) -> usize {
 
 /// Decodes the character reference at `i` (`html[i] == '&'`): its text and the
 /// position after it, or `None` when it is not a known, terminated reference.
-fn decode_entity(html: &str, i: usize) -> Option<(String, usize)> {
+fn decode_entity(html: &str, i: usize) -> Option<(std::borrow::Cow<'static, str>, usize)> {
     let b = html.as_bytes();
     let limit = (i + 40).min(b.len());
     let body_end = i
@@ -304,12 +340,24 @@ fn decode_entity(html: &str, i: usize) -> Option<(String, usize)> {
     if b[body_end] != b';' || body_end == i + 1 {
         return None;
     }
+    // The commonest references without the table search (same results).
+    let common = match &b[i + 1..body_end] {
+        b"amp" => Some("&"),
+        b"lt" => Some("<"),
+        b"gt" => Some(">"),
+        b"quot" => Some("\""),
+        b"nbsp" => Some("\u{a0}"),
+        _ => None,
+    };
+    if let Some(text) = common {
+        return Some((text.into(), body_end + 1));
+    }
     let raw = &html[i..=body_end];
     let decoded = html_escape::decode_html_entities(raw);
     if decoded == raw {
         None
     } else {
-        Some((decoded.into_owned(), body_end + 1))
+        Some((decoded.into_owned().into(), body_end + 1))
     }
 }
 
@@ -355,8 +403,44 @@ static CLASS: [u8; 256] = {
     t
 };
 
+/// A tag name of at most 8 bytes, ASCII-lower-cased, as a little-endian integer
+/// (zero-padded; tag names contain no NUL byte, so the length is implied).
+const fn tag_key(name: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < name.len() && i < 8 {
+        k |= (name[i].to_ascii_lowercase() as u64) << (8 * i);
+        i += 1;
+    }
+    k
+}
+
+/// [`INLINE_TAGS`] as keys, sorted.
+static INLINE_KEYS: [u64; INLINE_TAGS.len()] = {
+    let mut keys = [0u64; INLINE_TAGS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = tag_key(INLINE_TAGS[i].as_bytes());
+        i += 1;
+    }
+    // Insertion sort (const context).
+    let mut i = 1;
+    while i < keys.len() {
+        let mut j = i;
+        while j > 0 && keys[j - 1] > keys[j] {
+            let t = keys[j - 1];
+            keys[j - 1] = keys[j];
+            keys[j] = t;
+            j -= 1;
+        }
+        i += 1;
+    }
+    keys
+};
+
+/// Whether `name` is one of [`INLINE_TAGS`], any case: a binary search of integer keys.
 fn is_inline(name: &str) -> bool {
-    name.len() <= 6 && INLINE_TAGS.iter().any(|t| t.eq_ignore_ascii_case(name))
+    name.len() <= 6 && INLINE_KEYS.binary_search(&tag_key(name.as_bytes())).is_ok()
 }
 
 impl Tokenizer {
@@ -618,6 +702,39 @@ impl Tokenizer {
                     i = end;
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn common_entities_decode_as_the_table_does() {
+        for e in ["&amp;", "&lt;", "&gt;", "&quot;", "&nbsp;"] {
+            let (got, end) = super::decode_entity(e, 0).expect("known entity");
+            assert_eq!(got, html_escape::decode_html_entities(e), "{e}");
+            assert_eq!(end, e.len());
+        }
+    }
+
+    #[test]
+    fn is_inline_is_the_list() {
+        for t in super::INLINE_TAGS {
+            assert!(super::is_inline(t), "{t}");
+            assert!(super::is_inline(&t.to_ascii_uppercase()), "{t}");
+        }
+        for t in [
+            "p",
+            "div",
+            "title",
+            "script",
+            "ab",
+            "spans",
+            "strongest",
+            "",
+            "img",
+        ] {
+            assert!(!super::is_inline(t), "{t}");
         }
     }
 }
