@@ -3,6 +3,7 @@
 # run on the same machine. Prints a table and the ratios; writes bench-out/.
 #
 #   bash bench/run.sh [SHARED_DIR]      (default: ../shared beside the repository)
+#   PEERS=gaoya-minhash bash bench/run.sh   (only these peers; default all of them)
 #
 # Needs python3; the peers are installed into bench-out/venv-peers on first use
 # (datasketch, rensa, gaoya from PyPI).
@@ -12,6 +13,7 @@ shared=${1:-../shared}
 out=bench-out
 mkdir -p "$out"
 cargo build --release --quiet
+cargo build --release --quiet --example sketch_stages
 bin=target/release/neardup
 
 text="$out/rustdocs-text.jsonl"
@@ -36,8 +38,11 @@ echo "== neardup, one thread (sketching throughput per core), text corpus"
 "$bin" dedup "$text" --threads 1 --report "$out/report-text-1t.json" -q
 echo "== neardup, one thread, HTML corpus"
 "$bin" dedup "$html" --threads 1 --report "$out/report-html-1t.json" -q
+echo "== sketching alone, one thread, text already in memory (per-core throughput)"
+target/release/examples/sketch_stages "$text" | tee "$out/stages-text.txt"
+target/release/examples/sketch_stages "$html" --html | tee "$out/stages-html.txt"
 echo "== peers (../shared/bench/peers.py)"
-"$venv/bin/python" "$shared/bench/peers.py" "$text" | tee "$out/peers.txt"
+"$venv/bin/python" "$shared/bench/peers.py" "$text" ${PEERS:+--only "$PEERS"} | tee "$out/peers.txt"
 
 python3 - "$out" <<'PY'
 import json, re, sys
@@ -49,6 +54,10 @@ print(f"neardup two-stage, 2 threads: {s['seconds']['total']:.2f} s for {n} docs
 print(f"  peak memory {r['peak_memory_bytes'] / 1e6:.0f} MB = {(r['peak_memory_bytes'] - 64e6) / n:.0f} B/doc above 64 MB")
 print(f"  one thread, text: {r1['stats']['bytes'] / 1e6 / r1['stats']['seconds']['sketch']:.1f} MB/s sketching (JSON parsing included)")
 print(f"  one thread, HTML: {h1['stats']['bytes'] / 1e6 / h1['stats']['seconds']['sketch']:.1f} MB/s of HTML sketching")
+for kind in ("text", "html"):
+    for line in open(f"{out}/stages-{kind}.txt"):
+        if line.startswith(("whole sketch", "split+hash")):
+            print(f"  in memory, one thread, {kind}: {line.strip()}")
 for line in open(f"{out}/peers.txt"):
     m = re.match(r"^(\S+): sketch\+index ([\d.]+)s", line)
     if m:

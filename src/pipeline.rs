@@ -23,8 +23,11 @@
 //! with the recall preset) and `i` the length of the record ids; the 250 bytes cover a
 //! record's fate, id and site slots, the exact-duplicate pass and the stage-one keys
 //! and pairs. With the paper preset and short ids that is about 400 bytes per record:
-//! 4 GB for 10 million records (measured: see the README's scale run). Big buckets
-//! never add quadratic memory (see [`crate::candidates`]).
+//! 4 GB for 10 million records (measured: see the README's scale run). The 64 MB hold
+//! the records in flight: one batch of [`PipelineBuilder::chunk_records`] (2048 by
+//! default) and, in the command-line tool, 512 records read ahead
+//! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
+//! quadratic memory (see [`crate::candidates`]).
 
 use crate::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
 use crate::candidates::{
@@ -340,7 +343,7 @@ impl Default for PipelineBuilder {
             limits: BucketLimits::default(),
             threads: None,
             max_document_bytes: 64 << 20,
-            chunk_records: 4096,
+            chunk_records: 2048,
             candidates: None,
             filter: None,
             strategy: None,
@@ -456,7 +459,7 @@ impl PipelineBuilder {
     }
 
     /// Records sketched per parallel batch; bounds the text held in memory. By default
-    /// 4096; 1..=1000000.
+    /// 2048; 1..=1000000.
     pub fn chunk_records(&mut self, n: usize) -> &mut Self {
         self.chunk_records = n;
         self
