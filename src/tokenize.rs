@@ -33,7 +33,7 @@
 //!   Thai) give one term per run of characters between punctuation.
 
 use crate::document::{url_host, Body};
-use crate::hash::{short_term_fingerprint, term_fingerprint};
+use crate::hash::term_fingerprint;
 use ahash::{AHashMap, AHashSet};
 
 /// Tags that are ignored rather than replaced by white space (inline formatting).
@@ -515,16 +515,13 @@ impl Tokenizer {
 
     /// Scans text (no markup) in blocks of 64 bytes: one vector pass classifies and
     /// case-folds the block, then each term is a run of set bits of the alphanumeric
-    /// mask, hashed straight from the block (terms of up to 16 bytes without branches,
-    /// see [`short_term_fingerprint`]). Terms that may continue past the block (or
-    /// into a non-ASCII character, which the scalar scanner takes) go through `acc`.
+    /// mask, hashed straight from the folded block. Terms that may continue past the
+    /// block (or into a non-ASCII character, which the scalar scanner takes) go through
+    /// `acc`.
     fn scan_segment<S: Sink>(&self, s: &str, acc: &mut TermAcc, sink: &mut S, title: bool) {
-        /// Where the block sits in `pad`: the short-term hash reads up to 8 bytes
-        /// either side of a term.
-        const AT: usize = 16;
         let b = s.as_bytes();
         let n = b.len();
-        let mut pad = [0u8; AT + 64 + 16];
+        let mut folded = [0u8; 64];
         let mut tail = [b' '; 64];
         let mut i = 0;
         while i < n {
@@ -544,11 +541,7 @@ impl Tokenizer {
                 tail[r..].fill(b' ');
                 &tail
             };
-            let folded: &mut [u8; 64] = match (&mut pad[AT..AT + 64]).try_into() {
-                Ok(f) => f,
-                Err(_) => return,
-            };
-            let (alnum, _, high) = crate::simd::classify64(blk, acc.fold, folded);
+            let (alnum, _, high) = crate::simd::classify64(blk, acc.fold, &mut folded);
             // ASCII bytes up to the first non-ASCII one or the end of the text: terms are
             // the runs of set bits of `alnum` below `limit`.
             let limit = (high.trailing_zeros() as usize).min(r);
@@ -565,7 +558,7 @@ impl Tokenizer {
                 let start = m.trailing_zeros() as usize;
                 let len = (!(m >> start)).trailing_zeros() as usize;
                 let end = start + len;
-                let term = &pad[AT + start..AT + end];
+                let term = &folded[start..end];
                 if end == limit {
                     // May continue in the next block, the next piece of text or the
                     // next (non-ASCII) character.
@@ -573,8 +566,6 @@ impl Tokenizer {
                 } else if start == 0 && !acc.buf.is_empty() {
                     acc.push_folded(term);
                     acc.flush(sink, title);
-                } else if len <= 16 {
-                    sink.term_fp(term, short_term_fingerprint(&pad, AT + start, len), title);
                 } else {
                     sink.term(term, title);
                 }

@@ -19,37 +19,6 @@ fn xxh3_is_the_specified_function() {
 }
 
 #[test]
-fn short_term_fingerprint_is_xxh3() {
-    // The branch-free 1–16-byte path of the tokenizer equals XXH3-64 with the term seed,
-    // for every length, at every offset, whatever bytes surround the term.
-    let mut state = 0x1234_5678_9abc_def0u64;
-    let mut buf = [0u8; 96];
-    for round in 0..2000 {
-        for b in buf.iter_mut() {
-            state = neardup::hash::mix64(state.wrapping_add(1));
-            // Mostly ASCII letters, sometimes any byte.
-            *b = if round % 3 == 0 {
-                state as u8
-            } else {
-                b'a' + (state % 26) as u8
-            };
-        }
-        for len in 1..=16 {
-            for at in [8usize, 9, 15, 16, 40, 63, 80 - len.min(8), 96 - 16] {
-                assert_eq!(
-                    neardup::hash::short_term_fingerprint(&buf, at, len),
-                    xxhash_rust::xxh3::xxh3_64_with_seed(
-                        &buf[at..at + len],
-                        neardup::hash::TERM_SEED
-                    ),
-                    "length {len} at {at}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
 fn hash_functions() {
     let v = [
         term_fingerprint(b""),
