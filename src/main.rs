@@ -535,7 +535,9 @@ fn dedup(args: DedupArgs) -> Result<usize> {
     let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
         .defer_parsing(true)
         .max_record_bytes(max_record);
-    // Read on a thread of its own, stopping after the first fatal error as before.
+    // Read on a thread of its own, stopping after the first fatal error as before. It
+    // reads up to two of the pipeline's batches ahead, so that the next batch is ready
+    // when the workers finish one.
     let mut failed = false;
     let reader = reader.map_while(move |r| {
         if failed {
@@ -544,7 +546,7 @@ fn dedup(args: DedupArgs) -> Result<usize> {
         failed = r.is_err();
         Some(r)
     });
-    let records = ReadAhead::new(reader, 128, 4).map_while(|r| match r {
+    let records = ReadAhead::new(reader, 128, 8).map_while(|r| match r {
         Ok(rec) => {
             let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
                 + rec

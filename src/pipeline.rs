@@ -24,8 +24,8 @@
 //! record's fate, id and site slots, the exact-duplicate pass and the stage-one keys
 //! and pairs. With the paper preset and short ids that is about 400 bytes per record:
 //! 4 GB for 10 million records (measured: see the README's scale run). The 64 MB hold
-//! the records in flight: one batch of [`PipelineBuilder::chunk_records`] (2048 by
-//! default) and, in the command-line tool, 512 records read ahead
+//! the records in flight: one batch of [`PipelineBuilder::chunk_records`] (512 by
+//! default) and, in the command-line tool, 1024 records read ahead
 //! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
 //! quadratic memory (see [`crate::candidates`]).
 
@@ -343,7 +343,7 @@ impl Default for PipelineBuilder {
             limits: BucketLimits::default(),
             threads: None,
             max_document_bytes: 64 << 20,
-            chunk_records: 2048,
+            chunk_records: 512,
             candidates: None,
             filter: None,
             strategy: None,
@@ -459,7 +459,7 @@ impl PipelineBuilder {
     }
 
     /// Records sketched per parallel batch; bounds the text held in memory. By default
-    /// 2048; 1..=1000000.
+    /// 512; 1..=1000000.
     pub fn chunk_records(&mut self, n: usize) -> &mut Self {
         self.chunk_records = n;
         self
