@@ -187,20 +187,27 @@ fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
 }
 
-/// Byte classes of the tag parser (one table lookup per byte instead of a chain of
-/// comparisons).
-const T_WS: u8 = 1;
-const T_NAME: u8 = 2;
-const T_ATTR_STOP: u8 = 4;
-const T_VALUE_STOP: u8 = 8;
-static TAG_CLASS: [u8; 256] = {
+/// Byte classes, one table lookup per byte instead of a chain of comparisons: the
+/// scalar text scanner uses `ALNUM` and `NON_ASCII`, the tag parser the `T_` classes.
+const ALNUM: u8 = 1;
+const NON_ASCII: u8 = 2;
+const T_WS: u8 = 4;
+const T_NAME: u8 = 8;
+const T_ATTR_STOP: u8 = 16;
+const T_VALUE_STOP: u8 = 32;
+static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
-        let ws = b.is_ascii_whitespace();
         let mut v = 0;
-        if ws {
+        if b.is_ascii_alphanumeric() {
+            v |= ALNUM;
+        }
+        if b >= 0x80 {
+            v |= NON_ASCII;
+        }
+        if b.is_ascii_whitespace() {
             v |= T_WS | T_ATTR_STOP | T_VALUE_STOP;
         }
         if b.is_ascii_alphanumeric() || b == b'-' || b == b':' {
@@ -220,7 +227,7 @@ static TAG_CLASS: [u8; 256] = {
 
 #[inline(always)]
 fn tag_class(b: u8, class: u8) -> bool {
-    TAG_CLASS[b as usize] & class != 0
+    CLASS[b as usize] & class != 0
 }
 
 fn parse_tag(html: &str, i: usize) -> Tag<'_> {
@@ -379,29 +386,6 @@ fn img_term(src: &str, page_host: Option<&str>) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     Some(if name.is_empty() { path } else { name }.to_owned())
 }
-
-/// Byte classes of the scalar scanner.
-const ALNUM: u8 = 1;
-const UPPER: u8 = 2;
-const NON_ASCII: u8 = 4;
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = if b.is_ascii_lowercase() || b.is_ascii_digit() {
-            ALNUM
-        } else if b.is_ascii_uppercase() {
-            ALNUM | UPPER
-        } else if b >= 0x80 {
-            NON_ASCII
-        } else {
-            0
-        };
-        c += 1;
-    }
-    t
-};
 
 /// A tag name of at most 8 bytes, ASCII-lower-cased, as a little-endian integer
 /// (zero-padded; tag names contain no NUL byte, so the length is implied).
