@@ -344,10 +344,10 @@ unsafe fn signs_avx512(counts: &[u16], half: u16, out: &mut [u64]) {
 }
 
 /// Byte classes of a 64-byte block, as bit masks (bit `k` = byte `k`): ASCII
-/// alphanumerics, ASCII upper case, non-ASCII bytes. Also writes the block to `out`,
-/// with ASCII upper case mapped to lower case when `fold` is set.
+/// alphanumerics and non-ASCII bytes. Also writes the block to `out`, with ASCII upper
+/// case mapped to lower case when `fold` is set.
 #[inline]
-pub fn classify64(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64, u64) {
+pub fn classify64(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     match level() {
         // SAFETY: `level()` checked the CPU features of each path.
@@ -358,23 +358,22 @@ pub fn classify64(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64, 
     classify64_portable(blk, fold, out)
 }
 
-fn classify64_portable(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64, u64) {
-    let (mut alnum, mut upper, mut high) = (0u64, 0u64, 0u64);
+fn classify64_portable(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64) {
+    let (mut alnum, mut high) = (0u64, 0u64);
     for (k, (&c, o)) in blk.iter().zip(out.iter_mut()).enumerate() {
         let up = c.wrapping_sub(b'A') < 26;
         let low = c.wrapping_sub(b'a') < 26;
         let digit = c.wrapping_sub(b'0') < 10;
         alnum |= ((up | low | digit) as u64) << k;
-        upper |= (up as u64) << k;
         high |= ((c >= 0x80) as u64) << k;
         *o = c | (((up & fold) as u8) << 5);
     }
-    (alnum, upper, high)
+    (alnum, high)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn classify64_avx512(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64, u64) {
+unsafe fn classify64_avx512(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::*;
     // SAFETY: 64-byte arrays; unaligned load and store.
     let v = unsafe { _mm512_loadu_si512(blk.as_ptr() as *const __m512i) };
@@ -388,14 +387,14 @@ unsafe fn classify64_avx512(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (
     let high = _mm512_movepi8_mask(v);
     let folded = _mm512_mask_add_epi8(v, if fold { up } else { 0 }, v, _mm512_set1_epi8(0x20));
     unsafe { _mm512_storeu_si512(out.as_mut_ptr() as *mut __m512i, folded) };
-    (up | low | digit, up, high)
+    (up | low | digit, high)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn classify64_avx2(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64, u64) {
+unsafe fn classify64_avx2(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::*;
-    let (mut alnum, mut upper, mut high) = (0u64, 0u64, 0u64);
+    let (mut alnum, mut high) = (0u64, 0u64);
     for half in 0..2 {
         // SAFETY: two 32-byte halves of 64-byte arrays; unaligned loads and stores.
         let v = unsafe { _mm256_loadu_si256(blk.as_ptr().add(32 * half) as *const __m256i) };
@@ -408,7 +407,6 @@ unsafe fn classify64_avx2(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u6
         let an = _mm256_or_si256(_mm256_or_si256(up, low), digit);
         let shift = 32 * half;
         alnum |= (_mm256_movemask_epi8(an) as u32 as u64) << shift;
-        upper |= (_mm256_movemask_epi8(up) as u32 as u64) << shift;
         high |= (_mm256_movemask_epi8(v) as u32 as u64) << shift;
         let add = if fold {
             _mm256_and_si256(up, _mm256_set1_epi8(0x20))
@@ -418,7 +416,7 @@ unsafe fn classify64_avx2(blk: &[u8; 64], fold: bool, out: &mut [u8; 64]) -> (u6
         let folded = _mm256_add_epi8(v, add);
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * half) as *mut __m256i, folded) };
     }
-    (alnum, upper, high)
+    (alnum, high)
 }
 
 #[cfg(test)]
@@ -446,8 +444,7 @@ mod tests {
                 for (k, &c) in blk.iter().enumerate() {
                     let bit = |m: u64| m >> k & 1 == 1;
                     assert_eq!(bit(want.0), c.is_ascii_alphanumeric());
-                    assert_eq!(bit(want.1), c.is_ascii_uppercase());
-                    assert_eq!(bit(want.2), c >= 0x80);
+                    assert_eq!(bit(want.1), c >= 0x80);
                     let folded = if fold { c.to_ascii_lowercase() } else { c };
                     assert_eq!(want_out[k], folded);
                 }

@@ -525,7 +525,7 @@ impl Tokenizer {
                 tail[r..].fill(b' ');
                 &tail
             };
-            let (alnum, _, high) = crate::simd::classify64(blk, acc.fold, &mut folded);
+            let (alnum, high) = crate::simd::classify64(blk, acc.fold, &mut folded);
             // ASCII bytes up to the first non-ASCII one or the end of the text: terms are
             // the runs of set bits of `alnum` below `limit`.
             let limit = (high.trailing_zeros() as usize).min(r);
