@@ -693,10 +693,14 @@ impl<'de> serde::de::Visitor<'de> for RecordSeed<'_> {
                 continue;
             }
             let value: Value = map.next_value()?;
-            for (w, slot) in slots {
-                if w {
-                    *slot = Some(value.clone());
-                }
+            // A key can fill several roles (e.g. id and url): copies for all but the
+            // last, which takes the value itself (usually the only one: no copy).
+            let mut targets = slots.into_iter().filter(|(w, _)| *w).map(|(_, s)| s);
+            for slot in targets.by_ref().take(wanted - 1) {
+                *slot = Some(value.clone());
+            }
+            if let Some(slot) = targets.next() {
+                *slot = Some(value);
             }
         }
         Ok(TopLevel::Object(out))
@@ -1033,6 +1037,20 @@ mod tests {
             r.is_err(),
             "the items before the panic must not look like the whole input"
         );
+    }
+
+    #[test]
+    fn one_key_can_fill_several_fields() {
+        let f = super::Fields {
+            id: "u".into(),
+            url: "u".into(),
+            ..Default::default()
+        };
+        let line = br#"{"u": "http://x.example/a", "skip": [1, {"a": 2}], "text": "hello"}"#;
+        let d = super::parse_json_record(line, &f, "in", 1).expect("valid record");
+        assert_eq!(d.id, "http://x.example/a");
+        assert_eq!(d.url.as_deref(), Some("http://x.example/a"));
+        assert_eq!(d.body.as_str(), "hello");
     }
 
     #[test]
