@@ -536,8 +536,8 @@ fn dedup(args: DedupArgs) -> Result<usize> {
         .defer_parsing(true)
         .max_record_bytes(max_record);
     // Read on a thread of its own, stopping after the first fatal error as before. It
-    // reads up to two of the pipeline's batches ahead, so that the next batch is ready
-    // when the workers finish one.
+    // reads up to 1024 records ahead of the pipeline, so that the workers never wait
+    // for the disk or the decompressor.
     let mut failed = false;
     let reader = reader.map_while(move |r| {
         if failed {

@@ -16,16 +16,16 @@
 //!
 //! # Memory budget
 //!
-//! Text is dropped once sketched (batches of [`PipelineBuilder::chunk_records`]
-//! records), so memory grows with the number of records, not their bytes. Peak memory
-//! is at most about **64 MB + (s + 250 + i) bytes per record**, where `s` is the sketch
-//! size ([`Sketches::bytes_per_document`]: 124 bytes with the paper preset, about 1.8 KB
-//! with the recall preset) and `i` the length of the record ids; the 250 bytes cover a
-//! record's fate, id and site slots, the exact-duplicate pass and the stage-one keys
-//! and pairs. With the paper preset and short ids that is about 400 bytes per record:
-//! 4 GB for 10 million records (measured: see the README's scale run). The 64 MB hold
-//! the records in flight: one batch of [`PipelineBuilder::chunk_records`] (512 by
-//! default) and, in the command-line tool, 1024 records read ahead
+//! Text is dropped once sketched (at most [`PipelineBuilder::chunk_records`] records
+//! are in flight), so memory grows with the number of records, not their bytes. Peak
+//! memory is at most about **64 MB + (s + 250 + i) bytes per record**, where `s` is the
+//! sketch size ([`Sketches::bytes_per_document`]: 124 bytes with the paper preset,
+//! about 1.8 KB with the recall preset) and `i` the length of the record ids; the 250
+//! bytes cover a record's fate, id and site slots, the exact-duplicate pass and the
+//! stage-one keys and pairs. With the paper preset and short ids that is about 400
+//! bytes per record: 4 GB for 10 million records (measured: see the README's scale
+//! run). The 64 MB hold the records in flight: [`PipelineBuilder::chunk_records`] (512
+//! by default) and, in the command-line tool, 1024 records read ahead
 //! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
 //! quadratic memory (see [`crate::candidates`]).
 
@@ -458,8 +458,10 @@ impl PipelineBuilder {
         self
     }
 
-    /// Records sketched per parallel batch; bounds the text held in memory. By default
-    /// 512; 1..=1000000.
+    /// Records in flight: taken from the input but not yet sketched and collected;
+    /// bounds the text held in memory. They go to the threads in jobs of
+    /// `clamp(n / 8, 1, 64)` records. Output does not depend on it. By default 512;
+    /// 1..=1000000.
     pub fn chunk_records(&mut self, n: usize) -> &mut Self {
         self.chunk_records = n;
         self
@@ -490,7 +492,7 @@ impl PipelineBuilder {
         self
     }
 
-    /// A callback called after each sketched batch (for progress bars). By default none.
+    /// A callback called after each sketched job (for progress bars). By default none.
     pub fn on_progress(&mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> &mut Self {
         self.progress = Some(Arc::new(f));
         self
@@ -711,6 +713,33 @@ impl Pipeline {
         }
     }
 
+    /// Maps `records` through `f` on the pool and hands the results to `consume` in
+    /// input order, without a barrier between batches: records go out in jobs of up to
+    /// 64, at most [`PipelineBuilder::chunk_records`] records are in flight (taken but
+    /// not yet consumed), and a worker takes the next job as soon as it is done with
+    /// one. Each job borrows a [`Scratch`] from a shared stack. A panic in `f` is
+    /// re-raised here.
+    fn ordered_map<T, R, I, F, C>(&self, mut records: I, f: F, mut consume: C)
+    where
+        T: Send,
+        R: Send,
+        I: Iterator<Item = T>,
+        F: Fn(&mut Scratch, T) -> R + Sync,
+        C: FnMut(Vec<R>),
+    {
+        let job_len = (self.chunk_records / 8).clamp(1, 64);
+        let jobs = Jobs {
+            len: job_len,
+            max: self.chunk_records.div_ceil(job_len),
+            f: &f,
+            scratches: std::sync::Mutex::new(Vec::new()),
+        };
+        match &self.pool {
+            Some(p) => p.in_place_scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
+            None => rayon::in_place_scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
+        }
+    }
+
     /// The first pass of boilerplate removal (see [`crate::boilerplate`]): counts, per
     /// site, the pages each shingle is on, over the same records (and with the same
     /// `parse`) the run will see. Records that fail to parse, are too large or have no
@@ -727,31 +756,21 @@ impl Pipeline {
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
         let mut counter = BoilerplateCounter::new(config)?;
-        let mut batch: Vec<T> = Vec::with_capacity(self.chunk_records);
-        let mut iter = records.into_iter();
         let max = self.max_document_bytes;
-        loop {
-            batch.clear();
-            batch.extend(iter.by_ref().take(self.chunk_records));
-            if batch.is_empty() {
-                break;
-            }
-            let pages: Vec<(String, Vec<u64>)> = self.install(|| {
-                batch
-                    .par_drain(..)
-                    .map_init(Scratch::default, |scratch, rec| {
-                        let doc = parse(rec).ok().filter(|d| d.body.len() <= max)?;
-                        let site = site_of(&doc, self.site_mode)?;
-                        let sh = self.sketcher.distinct_shingles(&doc, scratch);
-                        (!sh.is_empty()).then_some((site, sh))
-                    })
-                    .flatten()
-                    .collect()
-            });
-            for (site, sh) in &pages {
-                counter.observe_distinct(site, sh);
-            }
-        }
+        self.ordered_map(
+            records.into_iter(),
+            |scratch, rec| {
+                let doc = parse(rec).ok().filter(|d| d.body.len() <= max)?;
+                let site = site_of(&doc, self.site_mode)?;
+                let sh = self.sketcher.distinct_shingles(&doc, scratch);
+                (!sh.is_empty()).then_some((site, sh))
+            },
+            |pages| {
+                for (site, sh) in pages.iter().flatten() {
+                    counter.observe_distinct(site, sh);
+                }
+            },
+        );
         Ok(counter.finish())
     }
 
@@ -862,102 +881,95 @@ impl Pipeline {
             terms: 0,
             pugh: Vec::new(),
         };
-        let mut batch: Vec<T> = Vec::with_capacity(self.chunk_records);
-        let mut iter = records.into_iter();
-        loop {
-            batch.clear();
-            batch.extend(iter.by_ref().take(self.chunk_records));
-            if batch.is_empty() {
-                break;
-            }
-            let max = self.max_document_bytes;
-            let done: Vec<Sketched> = self.install(|| {
-                batch
-                    .par_drain(..)
-                    .map_init(Scratch::default, |scratch, rec| match parse(rec) {
-                        Err(r) => (
+        let max = self.max_document_bytes;
+        self.ordered_map(
+            records.into_iter(),
+            |scratch, rec| -> Sketched {
+                match parse(rec) {
+                    Err(r) => (
+                        Meta {
+                            id: r.id.unwrap_or_default(),
+                            priority: None,
+                            rejected: Some(r.reason),
+                            site: None,
+                        },
+                        None,
+                        None,
+                        0,
+                        0,
+                    ),
+                    Ok(doc) if doc.body.len() > max => (
+                        Meta {
+                            id: doc.id.clone(),
+                            priority: None,
+                            site: None,
+                            rejected: Some(format!(
+                                "document too large: {} bytes > {max}",
+                                doc.body.len()
+                            )),
+                        },
+                        None,
+                        None,
+                        0,
+                        0,
+                    ),
+                    Ok(doc) => {
+                        let site = site_of(&doc, self.site_mode);
+                        let bp = self
+                            .boilerplate
+                            .as_deref()
+                            .zip(site.as_deref())
+                            .and_then(|(b, s)| b.for_site(s));
+                        let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
+                        let rejected =
+                            (s.terms == 0).then(|| "empty document: no terms".to_string());
+                        let len = doc.body.len() as u64;
+                        (
                             Meta {
-                                id: r.id.unwrap_or_default(),
-                                priority: None,
-                                rejected: Some(r.reason),
+                                id: doc.id,
+                                priority: doc.priority,
+                                rejected,
                                 site: None,
                             },
-                            None,
-                            None,
-                            0,
-                            0,
-                        ),
-                        Ok(doc) if doc.body.len() > max => (
-                            Meta {
-                                id: doc.id.clone(),
-                                priority: None,
-                                site: None,
-                                rejected: Some(format!(
-                                    "document too large: {} bytes > {max}",
-                                    doc.body.len()
-                                )),
-                            },
-                            None,
-                            None,
-                            0,
-                            0,
-                        ),
-                        Ok(doc) => {
-                            let site = site_of(&doc, self.site_mode);
-                            let bp = self
-                                .boilerplate
-                                .as_deref()
-                                .zip(site.as_deref())
-                                .and_then(|(b, s)| b.for_site(s));
-                            let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                            let rejected =
-                                (s.terms == 0).then(|| "empty document: no terms".to_string());
-                            let len = doc.body.len() as u64;
-                            (
-                                Meta {
-                                    id: doc.id,
-                                    priority: doc.priority,
-                                    rejected,
-                                    site: None,
-                                },
-                                site,
-                                Some(s),
-                                len,
-                                removed,
-                            )
-                        }
-                    })
-                    .collect()
-            });
-            for (mut m, site, s, b, removed) in done {
-                bytes += b;
-                // Sites are interned as they arrive: one string per site, not per page.
-                m.site = site.map(|name| match site_index.get(&name) {
-                    Some(&i) => i,
-                    None => {
-                        site_names.push(name.clone());
-                        site_index.insert(name, (site_names.len() - 1) as u32);
-                        (site_names.len() - 1) as u32
+                            site,
+                            Some(s),
+                            len,
+                            removed,
+                        )
                     }
-                });
-                if removed > 0 {
-                    stripped_pages += 1;
-                    stripped_terms += removed as u64;
                 }
-                sketches.push(
-                    s.as_ref()
-                        .filter(|_| m.rejected.is_none())
-                        .unwrap_or(&empty),
-                );
-                meta.push(m);
-            }
-            if let Some(p) = &self.progress {
-                p(Progress {
-                    records: meta.len() as u64,
-                    bytes,
-                });
-            }
-        }
+            },
+            |done| {
+                for (mut m, site, s, b, removed) in done {
+                    bytes += b;
+                    // Sites are interned as they arrive: one string per site, not per page.
+                    m.site = site.map(|name| match site_index.get(&name) {
+                        Some(&i) => i,
+                        None => {
+                            site_names.push(name.clone());
+                            site_index.insert(name, (site_names.len() - 1) as u32);
+                            (site_names.len() - 1) as u32
+                        }
+                    });
+                    if removed > 0 {
+                        stripped_pages += 1;
+                        stripped_terms += removed as u64;
+                    }
+                    sketches.push(
+                        s.as_ref()
+                            .filter(|_| m.rejected.is_none())
+                            .unwrap_or(&empty),
+                    );
+                    meta.push(m);
+                }
+                if let Some(p) = &self.progress {
+                    p(Progress {
+                        records: meta.len() as u64,
+                        bytes,
+                    });
+                }
+            },
+        );
         let sketch_time = start.elapsed();
         let mut d = self.install(|| self.dedup_sketched(meta, site_names, sketches, old))?;
         d.stats.bytes = bytes;
@@ -1232,6 +1244,102 @@ impl Pipeline {
                 y.supershingles,
             ) as u32,
             agreement: agreement(x.charikar, y.charikar),
+        }
+    }
+}
+
+/// The shape of [`Pipeline::ordered_map`]'s jobs, and what they share.
+struct Jobs<'f, F> {
+    /// Records per job.
+    len: usize,
+    /// Jobs taken but not yet consumed.
+    max: usize,
+    f: &'f F,
+    scratches: std::sync::Mutex<Vec<Scratch>>,
+}
+
+impl<'f, F> Jobs<'f, F> {
+    fn drive<'s, T, R, I, C>(&'s self, s: &rayon::ScopeFifo<'s>, records: &mut I, consume: &mut C)
+    where
+        'f: 's,
+        T: Send + 's,
+        R: Send + 's,
+        I: Iterator<Item = T>,
+        F: Fn(&mut Scratch, T) -> R + Sync,
+        C: FnMut(Vec<R>),
+    {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, std::thread::Result<Vec<R>>)>();
+        let (mut submitted, mut consumed) = (0usize, 0usize);
+        // Results of jobs `consumed..submitted`, in order; `None` until done.
+        let mut pending: std::collections::VecDeque<Option<Vec<R>>> =
+            std::collections::VecDeque::new();
+        let mut exhausted = false;
+        loop {
+            while !exhausted && submitted - consumed < self.max {
+                let job: Vec<T> = records.by_ref().take(self.len).collect();
+                if job.is_empty() {
+                    exhausted = true;
+                    break;
+                }
+                let tx = tx.clone();
+                let index = submitted;
+                s.spawn_fifo(move |_| {
+                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let mut scratch = self
+                            .scratches
+                            .lock()
+                            .map(|mut v| v.pop().unwrap_or_default())
+                            .unwrap_or_default();
+                        let out: Vec<R> =
+                            job.into_iter().map(|t| (self.f)(&mut scratch, t)).collect();
+                        if let Ok(mut v) = self.scratches.lock() {
+                            v.push(scratch);
+                        }
+                        out
+                    }));
+                    // The receiver lives until every job has reported.
+                    let _ = tx.send((index, out));
+                });
+                submitted += 1;
+                pending.push_back(None);
+            }
+            if consumed == submitted {
+                return;
+            }
+            let (index, out) = receive(&rx);
+            match out {
+                Ok(out) => pending[index - consumed] = Some(out),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            while let Some(Some(_)) = pending.front() {
+                if let Some(Some(out)) = pending.pop_front() {
+                    consume(out);
+                    consumed += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The next message; on a thread of a rayon pool (a caller inside `par_iter`, say) it
+/// keeps running the pool's other work while it waits instead of blocking a worker.
+fn receive<M>(rx: &std::sync::mpsc::Receiver<M>) -> M {
+    use std::sync::mpsc::TryRecvError;
+    if rayon::current_thread_index().is_none() {
+        if let Ok(m) = rx.recv() {
+            return m;
+        }
+    }
+    loop {
+        match rx.try_recv() {
+            Ok(m) => return m,
+            Err(TryRecvError::Empty) => {
+                if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                    std::thread::yield_now();
+                }
+            }
+            // Not reached: the caller holds a sender for as long as it receives.
+            Err(TryRecvError::Disconnected) => std::thread::yield_now(),
         }
     }
 }

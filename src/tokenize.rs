@@ -147,7 +147,7 @@ impl TermAcc {
     #[inline]
     fn push_char(&mut self, c: char) {
         let mut tmp = [0u8; 4];
-        if self.fold {
+        if self.fold && !bmp_flag(&BMP.lower_stable, c) {
             for l in c.to_lowercase() {
                 self.buf
                     .extend_from_slice(l.encode_utf8(&mut tmp).as_bytes());
@@ -164,6 +164,52 @@ impl TermAcc {
             sink.term(&self.buf, title);
             self.buf.clear();
         }
+    }
+}
+
+/// Two properties of every character of the Basic Multilingual Plane, one bit each,
+/// computed once from the standard library's tables: [`char::is_alphanumeric`], and
+/// whether [`char::to_lowercase`] leaves the character as it is. One load instead of
+/// the library's table searches, which cost more than the rest of a non-ASCII character.
+struct BmpFlags {
+    alnum: Box<[u64]>,
+    lower_stable: Box<[u64]>,
+}
+
+static BMP: std::sync::LazyLock<BmpFlags> = std::sync::LazyLock::new(|| {
+    let mut alnum = vec![0u64; 1024].into_boxed_slice();
+    let mut lower_stable = vec![0u64; 1024].into_boxed_slice();
+    for c in (0..0x10000u32).filter_map(char::from_u32) {
+        let (w, bit) = ((c as u32 / 64) as usize, 1u64 << (c as u32 % 64));
+        if c.is_alphanumeric() {
+            alnum[w] |= bit;
+        }
+        let mut l = c.to_lowercase();
+        if l.next() == Some(c) && l.next().is_none() {
+            lower_stable[w] |= bit;
+        }
+    }
+    BmpFlags {
+        alnum,
+        lower_stable,
+    }
+});
+
+/// Bit `c` of a BMP bit set; false outside the BMP.
+#[inline]
+fn bmp_flag(set: &[u64], c: char) -> bool {
+    let u = c as u32;
+    set.get((u / 64) as usize)
+        .is_some_and(|w| w >> (u % 64) & 1 == 1)
+}
+
+/// [`char::is_alphanumeric`], by table in the BMP.
+#[inline]
+fn is_alphanumeric(c: char) -> bool {
+    if (c as u32) < 0x10000 {
+        bmp_flag(&BMP.alnum, c)
+    } else {
+        c.is_alphanumeric()
     }
 }
 
@@ -593,7 +639,7 @@ impl Tokenizer {
             } else {
                 match s[i..].chars().next() {
                     Some(ch) => {
-                        if ch.is_alphanumeric() {
+                        if is_alphanumeric(ch) {
                             acc.push_char(ch);
                         } else {
                             acc.flush(sink, title);
@@ -683,6 +729,24 @@ impl Tokenizer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn bmp_tables_match_the_standard_library() {
+        for c in (0..0x11000u32).filter_map(char::from_u32) {
+            assert_eq!(super::is_alphanumeric(c), c.is_alphanumeric(), "{c:?}");
+            let mut l = c.to_lowercase();
+            let stable = l.next() == Some(c) && l.next().is_none();
+            if (c as u32) < 0x10000 {
+                assert_eq!(
+                    super::bmp_flag(&super::BMP.lower_stable, c),
+                    stable,
+                    "{c:?}"
+                );
+            } else {
+                assert!(!super::bmp_flag(&super::BMP.lower_stable, c));
+            }
+        }
+    }
+
     #[test]
     fn common_entities_decode_as_the_table_does() {
         for e in ["&amp;", "&lt;", "&gt;", "&quot;", "&nbsp;"] {

@@ -224,6 +224,68 @@ fn same_output_for_any_thread_count_and_run() {
 }
 
 #[test]
+fn runs_inside_rayon_workers_give_the_same_output() {
+    use rayon::prelude::*;
+    let corpus = generate(&SynthConfig {
+        base_documents: 60,
+        seed: 4,
+        ..SynthConfig::default()
+    });
+    let run = |threads: Option<usize>| {
+        let d = Pipeline::builder()
+            .threads(threads)
+            .chunk_records(16)
+            .build()
+            .unwrap()
+            .run(corpus.documents.clone())
+            .unwrap();
+        (d.fates, d.pairs)
+    };
+    let alone = run(None);
+    assert!(!alone.1.is_empty());
+    // Called from threads of the global pool, on the global pool (the waiting thread
+    // must run the jobs itself rather than block a worker) and on pools of their own.
+    let nested: Vec<_> = (0..4)
+        .into_par_iter()
+        .map(|i| run(if i % 2 == 0 { None } else { Some(1) }))
+        .collect();
+    for n in nested {
+        assert_eq!(n, alone);
+    }
+    // A one-thread pool whose only worker makes the call.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| run(None)), alone);
+}
+
+#[test]
+fn a_panic_in_the_parse_function_reaches_the_caller() {
+    let p = Pipeline::builder()
+        .threads(Some(2))
+        .chunk_records(8)
+        .build()
+        .unwrap();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        p.run_with(0..100u32, |i| {
+            assert!(i != 57, "record 57");
+            Ok(Document::text(
+                i.to_string(),
+                format!("words of record {i}"),
+            ))
+        })
+    }));
+    let payload = outcome.expect_err("the panic must propagate");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("record 57"), "{msg}");
+}
+
+#[test]
 fn empty_and_oversized_documents_are_rejected_and_accounted() {
     let docs = vec![
         Document::text("a", "some words here and there"),
