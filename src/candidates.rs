@@ -98,7 +98,7 @@ fn bucket_pairs(
     out: &mut Vec<(u32, u32)>,
     keep: impl Fn(u32, u32) -> bool + Sync,
 ) {
-    keys.par_sort_unstable();
+    sort_hashed(keys, |k| k.0);
     stats.passes += 1;
     stats.keys += keys.len() as u64;
     let mut runs = Vec::new();
@@ -165,6 +165,44 @@ fn bucket_pairs(
     }
 }
 
+/// Sorts `v` (ascending, as `sort_unstable` would) when `top(x)`, the leading 64 bits
+/// of each element's first field, is spread evenly — a hash: one counting pass on the
+/// leading bits puts every element into its bucket (about two per bucket), then each
+/// bucket is sorted on its own. Linear time, against `n log n` for a comparison sort.
+/// Skewed keys only make some buckets big (a big bucket is sorted by `sort_unstable`),
+/// never the result different. `top` must not decrease along the order of `T`.
+pub(crate) fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) -> u64) {
+    let n = v.len();
+    if n < 1024 {
+        v.sort_unstable();
+        return;
+    }
+    let bits = (usize::BITS - (n / 2).leading_zeros()).min(24);
+    let shift = 64 - bits;
+    let bucket = |x: &T| (top(x) >> shift) as usize;
+    let mut start = vec![0u32; (1 << bits) + 1];
+    for x in v.iter() {
+        start[bucket(x) + 1] += 1;
+    }
+    for b in 1..start.len() {
+        start[b] += start[b - 1];
+    }
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    out.extend_from_slice(v);
+    let mut next = start.clone();
+    for x in out.iter() {
+        let b = bucket(x);
+        v[next[b] as usize] = *x;
+        next[b] += 1;
+    }
+    for w in start.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if b - a > 1 {
+            v[a..b].sort_unstable();
+        }
+    }
+}
+
 /// The bucketing passes of one generator run: each pass buckets one key per document,
 /// enumerates the pairs of each bucket that `keep` accepts, and merges them into the
 /// sorted, de-duplicated output.
@@ -187,11 +225,11 @@ impl<'a> Passes<'a> {
 
     fn pass(
         &mut self,
-        keys: impl Iterator<Item = (u64, u32)>,
+        keys: impl ParallelIterator<Item = (u64, u32)>,
         keep: impl Fn(u32, u32) -> bool + Sync,
     ) {
         self.keys.clear();
-        self.keys.extend(keys);
+        self.keys.par_extend(keys);
         bucket_pairs(&mut self.keys, self.limits, self.stats, &mut self.out, keep);
         dedup(&mut self.out);
     }
@@ -244,13 +282,13 @@ impl CandidateGenerator for Supershingles {
         }
         let slots = sk.get(0).supershingles.len();
         let r = self.min_shared.clamp(1, slots.max(1));
-        let ss = |d: u32| sk.get(d as usize).supershingles;
+        let ss = |d: u32| sk.supershingles(d as usize);
         // Checked on the sketches: a key collision without real agreement is no candidate.
         let enough = |a: u32, b: u32| shared_supershingles(ss(a), ss(b)) >= r;
         let mut p = Passes::new(self.limits, stats);
         if r == 1 || slots < 2 {
             for s in 0..slots {
-                p.pass(active.iter().map(|&d| (ss(d)[s], d)), |_, _| true);
+                p.pass(active.par_iter().map(|&d| (ss(d)[s], d)), |_, _| true);
             }
         } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
             // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
@@ -260,7 +298,9 @@ impl CandidateGenerator for Supershingles {
                 let (s0, s1) = (g * slots / groups, (g + 1) * slots / groups);
                 let seed = GROUP_SEED.wrapping_add(g as u64);
                 p.pass(
-                    active.iter().map(|&d| (combine(&ss(d)[s0..s1], seed), d)),
+                    active
+                        .par_iter()
+                        .map(|&d| (combine(&ss(d)[s0..s1], seed), d)),
                     enough,
                 );
             }
@@ -268,7 +308,9 @@ impl CandidateGenerator for Supershingles {
             for i in 0..slots {
                 for j in i + 1..slots {
                     p.pass(
-                        active.iter().map(|&d| (megashingle(ss(d)[i], ss(d)[j]), d)),
+                        active
+                            .par_iter()
+                            .map(|&d| (megashingle(ss(d)[i], ss(d)[j]), d)),
                         enough,
                     );
                 }
@@ -329,12 +371,14 @@ impl CandidateGenerator for CharikarBlocks {
         let bits = sk.get(0).charikar.len() * 64;
         let blocks = (self.max_distance as usize + 1).min(bits);
         let h = self.max_distance;
-        let ch = |d: u32| sk.get(d as usize).charikar;
+        let ch = |d: u32| sk.charikar(d as usize);
         let mut p = Passes::new(self.limits, stats);
         for k in 0..blocks {
             let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
             p.pass(
-                active.iter().map(|&d| (block_key(ch(d), s, e, k), d)),
+                active
+                    .par_iter()
+                    .map(|&d| (block_key(ch(d), s, e, k), d)),
                 |a, b| hamming(ch(a), ch(b)) <= h,
             );
         }
@@ -370,7 +414,7 @@ impl CandidateGenerator for PughChecksums {
         for slot in 0..width {
             // Empty lists (0) are left out: they never match.
             let keys = active
-                .iter()
+                .par_iter()
                 .map(|&d| (sk.get(d as usize).pugh[slot], d))
                 .filter(|k| k.0 != 0);
             p.pass(keys, |_, _| true);
@@ -410,5 +454,36 @@ impl CandidateGenerator for SimhashCandidates {
         out.dedup();
         stats.candidates += out.len() as u64;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_hashed;
+    use rand::RngExt;
+    use rand_chacha::rand_core::SeedableRng;
+
+    #[test]
+    fn sort_hashed_sorts_like_sort_unstable() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for n in [0usize, 1, 2, 1023, 1024, 1025, 5000, 100_000] {
+            // Hashes, a few distinct keys (skewed: huge buckets), keys differing only in
+            // the low bits (all in one bucket), and duplicates of whole elements.
+            let kinds: [Box<dyn Fn(&mut rand_chacha::ChaCha8Rng) -> u64>; 4] = [
+                Box::new(|r| r.random()),
+                Box::new(|r| r.random_range(0..3u64) << 62),
+                Box::new(|r| r.random_range(0..1000u64)),
+                Box::new(|r| r.random_range(0..50u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ];
+            for key in &kinds {
+                let mut v: Vec<(u64, u32)> = (0..n)
+                    .map(|_| (key(&mut rng), rng.random_range(0..100u32)))
+                    .collect();
+                let mut want = v.clone();
+                want.sort_unstable();
+                sort_hashed(&mut v, |x| x.0);
+                assert_eq!(v, want, "n = {n}");
+            }
+        }
     }
 }

@@ -1043,7 +1043,7 @@ impl Pipeline {
             .filter(|&i| matches!(fates[i as usize], Fate::Kept))
             .map(|i| (sketches.get(i as usize).exact, i))
             .collect();
-        by_exact.par_sort_unstable();
+        crate::candidates::sort_hashed(&mut by_exact, |x| (x.0 >> 64) as u64);
         let mut pairs: Vec<Pair> = Vec::new();
         let mut active: Vec<u32> = Vec::new();
         // Exact group of each active representative: (rep, members) for groups ≥ 2.
@@ -1053,6 +1053,12 @@ impl Pipeline {
             let mut j = i + 1;
             while j < by_exact.len() && by_exact[j].0 == by_exact[i].0 {
                 j += 1;
+            }
+            if j == i + 1 {
+                // No exact duplicate: its own representative.
+                active.push(by_exact[i].1);
+                i = j;
+                continue;
             }
             let members: Vec<u32> = by_exact[i..j].iter().map(|p| p.1).collect();
             let rep = pick(&members);

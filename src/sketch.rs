@@ -345,6 +345,19 @@ impl Sketches {
         }
     }
 
+    /// The supershingles of the sketch at ordinal `i` (what [`get`](Self::get) gives,
+    /// without touching the other columns: for loops over many documents).
+    #[inline]
+    pub fn supershingles(&self, i: usize) -> &[u64] {
+        &self.supershingles[i * self.ss..(i + 1) * self.ss]
+    }
+
+    /// The Charikar projection of the sketch at ordinal `i`, alone.
+    #[inline]
+    pub fn charikar(&self, i: usize) -> &[u64] {
+        &self.charikar[i * self.words..(i + 1) * self.words]
+    }
+
     /// Bytes of sketch data per document.
     pub fn bytes_per_document(&self) -> usize {
         self.ss * 8 + self.words * 8 + 8 + 16 + 4 + self.pw * 8
