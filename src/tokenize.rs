@@ -77,6 +77,7 @@ impl Default for Tokenizer {
 
 trait Sink {
     /// One term: valid UTF-8, case-folded when folding is on.
+    #[inline(always)]
     fn term(&mut self, term: &[u8], title: bool) {
         self.term_fp(term, term_fingerprint(term), title);
     }
