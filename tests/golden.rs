@@ -99,7 +99,7 @@ fn rolling_shingles_equal_their_windows() {
     let terms: Vec<u64> = (0..40u64)
         .map(|i| neardup::hash::mix64(i * 7 + 1))
         .collect();
-    for n in [0usize, 1, 2, 7, 8, 9, 40] {
+    for n in [0usize, 1, 2, 7, 8, 9, 11, 12, 13, 14, 15, 40] {
         for k in [1usize, 2, 5, 8, 10] {
             for wrap in [false, true] {
                 let t = &terms[..n];
