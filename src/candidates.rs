@@ -376,9 +376,7 @@ impl CandidateGenerator for CharikarBlocks {
         for k in 0..blocks {
             let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
             p.pass(
-                active
-                    .par_iter()
-                    .map(|&d| (block_key(ch(d), s, e, k), d)),
+                active.par_iter().map(|&d| (block_key(ch(d), s, e, k), d)),
                 |a, b| hamming(ch(a), ch(b)) <= h,
             );
         }
