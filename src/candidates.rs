@@ -461,13 +461,15 @@ mod tests {
     use rand::RngExt;
     use rand_chacha::rand_core::SeedableRng;
 
+    type KeyGen = Box<dyn Fn(&mut rand_chacha::ChaCha8Rng) -> u64>;
+
     #[test]
     fn sort_hashed_sorts_like_sort_unstable() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         for n in [0usize, 1, 2, 1023, 1024, 1025, 5000, 100_000] {
             // Hashes, a few distinct keys (skewed: huge buckets), keys differing only in
             // the low bits (all in one bucket), and duplicates of whole elements.
-            let kinds: [Box<dyn Fn(&mut rand_chacha::ChaCha8Rng) -> u64>; 4] = [
+            let kinds: [KeyGen; 4] = [
                 Box::new(|r| r.random()),
                 Box::new(|r| r.random_range(0..3u64) << 62),
                 Box::new(|r| r.random_range(0..1000u64)),
