@@ -585,6 +585,16 @@ impl Tokenizer {
                 acc.flush(sink, title);
             }
             let mut m = alnum & valid;
+            let mut next = i + r;
+            if r == 64 && limit == 64 && m >> 63 == 1 {
+                // The last term reaches the block's end and may go on: rather than
+                // copying its head aside, the next block starts where it starts.
+                let last = 64 - (!m).leading_zeros() as usize;
+                if last > 0 {
+                    m &= (1u64 << last) - 1;
+                    next = i + last;
+                }
+            }
             while m != 0 {
                 let start = m.trailing_zeros() as usize;
                 let len = (!(m >> start)).trailing_zeros() as usize;
@@ -608,7 +618,7 @@ impl Tokenizer {
                 i = self.scan_scalar(s, i + limit, i + limit + 1, acc, sink, title);
                 continue;
             }
-            i += r;
+            i = next;
         }
     }
 
@@ -744,6 +754,28 @@ mod tests {
                 );
             } else {
                 assert!(!super::bmp_flag(&super::BMP.lower_stable, c));
+            }
+        }
+    }
+
+    #[test]
+    fn terms_across_block_boundaries() {
+        // Terms of every length from 1 to 150 starting at every offset around the
+        // 64-byte block edges, with ASCII and non-ASCII neighbours.
+        let tok = super::Tokenizer::default();
+        for len in 1..150 {
+            for pad in 0..70 {
+                for tail in ["", " x", "é", "éy z"] {
+                    let word: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+                    let text = format!("{} {word}{tail}", "q".repeat(pad));
+                    let want: Vec<String> = text
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_lowercase)
+                        .collect();
+                    let got = tok.terms(&crate::document::Body::Text(text.clone()), None);
+                    assert_eq!(got, want, "{text:?}");
+                }
             }
         }
     }
