@@ -22,7 +22,21 @@ head -n 5 fixtures/demo.jsonl > "$tmp/small.jsonl"
 head -n 3 fixtures/demo.jsonl | tail -n 1 > fuzz/corpus/jsonl_record/demo.jsonl
 printf 'preset = "recall"\nshingle = 5\nsite = "domain"\nstrategy = "henzinger"\nboilerplate = true\nboilerplate-share = 0.4\ncandidates = "simhash"\nsimhash-design = "k3-16"\nkeep = "priority:rank"\n' > fuzz/corpus/config_toml/valid.toml
 rm -rf "$tmp"
+failed=()
 for t in "${targets[@]}"; do
     echo "== $t ($secs s)"
-    cargo +nightly fuzz run "$t" -- -max_total_time="$secs" -max_len=65536 2>&1 | grep -E "^(#[0-9]+ +DONE|==[0-9]+== ERROR|SUMMARY|Done)" || true
+    log="$(mktemp)"
+    # A crash or a target that fails to build makes cargo fuzz exit non-zero: the
+    # script reports it and exits non-zero at the end.
+    if cargo +nightly fuzz run "$t" -- -max_total_time="$secs" -max_len=65536 > "$log" 2>&1; then
+        grep -E "^(#[0-9]+ +DONE|Done)" "$log" || true
+    else
+        grep -E "^(==[0-9]+== ERROR|SUMMARY|error)" "$log" || tail -n 20 "$log"
+        failed+=("$t")
+    fi
+    rm -f "$log"
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: FAILED: ${failed[*]}" >&2
+    exit 1
+fi

@@ -1,7 +1,7 @@
 #![no_main]
 //! Any text as the CLI's TOML configuration is an error or a pipeline, never a panic.
 use libfuzzer_sys::fuzz_target;
-use neardup::config::Params;
+use neardup_cli::config::Params;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -1,7 +1,7 @@
 #![no_main]
 //! The HTML and text tokenizers and the whole sketch must accept any input.
 use libfuzzer_sys::fuzz_target;
-use neardup::tokenize::{Tokenizer, Tokens};
+use neardup::sketch::tokenize::{Tokenizer, Tokens};
 use neardup::{Body, Document, SketchConfig, Sketcher};
 
 fuzz_target!(|data: &[u8]| {

@@ -1,0 +1,438 @@
+//! `neardup dedup`: deduplicate a corpus snapshot.
+
+use crate::config::Params;
+use crate::*;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use neardup::io::{Fields, Format, Input, ReadAhead, Reader};
+use neardup::persist::sketches::SavedSketches;
+use neardup::persist::AtomicFile;
+use neardup::pipeline::{Fate, PairKind, Progress};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The demo corpus (`fixtures/demo.jsonl` of the repository), embedded in the binary so
+/// that an installed `neardup dedup` without input works anywhere.
+const DEMO: &[u8] = include_bytes!("../../../fixtures/demo.jsonl");
+
+#[derive(Args)]
+pub struct DedupArgs {
+    /// Input files or directories; `-` is standard input. Without any, the bundled demo
+    /// corpus.
+    pub inputs: Vec<String>,
+    /// Input format, instead of detecting it from the name.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Write the kept records here (`-` for standard output), in input order.
+    #[arg(short, long)]
+    pub output: Option<String>,
+    /// Write clusters as JSONL: representative, members, size.
+    #[arg(long)]
+    pub clusters: Option<PathBuf>,
+    /// Write verified pairs as JSONL.
+    #[arg(long)]
+    pub pairs: Option<PathBuf>,
+    /// Write rejected records as JSONL: position, id, reason.
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
+    /// Write the mirror report as JSONL: site pairs ranked by duplicate pairs between
+    /// them, with the share of each site's pages involved.
+    #[arg(long)]
+    pub mirrors: Option<PathBuf>,
+    /// Write the report as JSON: parameters, counts, timings, accounting.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Stop at the first bad record with an error naming it, instead of rejecting it.
+    #[arg(long)]
+    pub strict: bool,
+    /// Saved sketches of an earlier snapshot (`neardup sketch`): new records that are
+    /// duplicates of old ones are dropped; old records are not re-read.
+    #[arg(long)]
+    pub sketches: Option<PathBuf>,
+    /// Save the sketches of the earlier snapshot (if any) plus the kept records, for
+    /// the next incremental run.
+    #[arg(long)]
+    pub save_sketches: Option<PathBuf>,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// JSONL field holding the id.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// JSONL field holding plain text.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+    /// JSONL field holding HTML (used when the text field is absent).
+    #[arg(long, default_value = "html")]
+    pub html_field: String,
+    /// JSONL field holding the URL.
+    #[arg(long, default_value = "url")]
+    pub url_field: String,
+    #[command(flatten)]
+    pub params: Params,
+}
+
+/// The saved sketches of the earlier snapshot (if any) and of the records `keep`
+/// selects.
+pub fn saved_sketches(
+    d: &neardup::Dedup,
+    config: &neardup::SketchConfig,
+    keep: impl Fn(&Fate) -> bool,
+) -> SavedSketches {
+    let mut out = SavedSketches {
+        config: config.clone(),
+        ids: Vec::new(),
+        sketches: neardup::Sketches::new(config),
+    };
+    for (i, f) in d.fates.iter().enumerate() {
+        if i < d.previous || keep(f) {
+            out.ids.push(d.ids[i].clone());
+            out.sketches.push(&d.sketches.get(i).to_owned());
+        }
+    }
+    out
+}
+
+/// Runs `dedup`; returns the number of sketches saved (with `--save-sketches`).
+pub fn dedup(args: DedupArgs) -> Result<usize> {
+    let params = args.params.merged()?;
+    let (mut builder, priority) = params.builder()?;
+    let site_field = params
+        .site
+        .as_deref()
+        .and_then(|s| s.strip_prefix("field:"))
+        .map(str::to_owned);
+    let format = args.format.map(|f| match f {
+        FormatArg::Jsonl => Format::Jsonl,
+        FormatArg::Warc => Format::Warc,
+        FormatArg::Dir => Format::Dir,
+    });
+    // Inputs; standard input is spooled to a temporary file for the second pass.
+    let mut spool = None;
+    let inputs: Vec<Input> = if args.inputs.is_empty() {
+        let mut tmp = tempfile::NamedTempFile::new().context("writing the demo corpus")?;
+        tmp.write_all(DEMO).context("writing the demo corpus")?;
+        let input = Input::detect(tmp.path(), "demo.jsonl (bundled)", Some(Format::Jsonl));
+        spool = Some(tmp);
+        vec![input]
+    } else {
+        let mut v = Vec::new();
+        for name in &args.inputs {
+            if name == "-" {
+                let mut tmp = tempfile::NamedTempFile::new().context("spooling standard input")?;
+                std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
+                    .context("spooling standard input")?;
+                v.push(Input::detect(
+                    tmp.path(),
+                    "-",
+                    Some(format.unwrap_or(Format::Jsonl)),
+                ));
+                spool = Some(tmp);
+            } else {
+                let p = PathBuf::from(name);
+                if !p.exists() {
+                    bail!("{name}: no such file or directory");
+                }
+                v.push(Input::detect(p, name.clone(), format));
+            }
+        }
+        v
+    };
+    let fields = Fields {
+        id: args.id_field.clone(),
+        text: args.text_field.clone(),
+        html: args.html_field.clone(),
+        url: args.url_field.clone(),
+        priority,
+        site: site_field,
+    };
+    let total_bytes: u64 = inputs
+        .iter()
+        .filter_map(|i| std::fs::metadata(&i.path).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr())
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} sketching {msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let read_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    {
+        let bar = bar.clone();
+        let rb = read_bytes.clone();
+        builder.on_progress(move |p: Progress| {
+            bar.set_position(rb.load(std::sync::atomic::Ordering::Relaxed));
+            bar.set_message(format!("{} records", p.records));
+        });
+    }
+    let mut pipeline = builder.build()?;
+    let previous = match &args.sketches {
+        Some(p) => Some(SavedSketches::load(p)?),
+        None => None,
+    };
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let parse = |rec: neardup::io::RawRecord| {
+        let source = &names[rec.position.input];
+        rec.into_document(&fields, source)
+    };
+    let mut boilerplate = None;
+    if let Some(cfg) = params.boilerplate()? {
+        if previous.is_some() {
+            bail!("--boilerplate cannot be combined with --sketches (the saved sketches were made without this run's boilerplate)");
+        }
+        // First pass: per-site shingle counts. Unreadable records are skipped here and
+        // accounted for by the second pass.
+        bar.set_message("boilerplate pass");
+        let start = std::time::Instant::now();
+        let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
+            .defer_parsing(true)
+            .max_record_bytes(
+                params
+                    .max_document_bytes
+                    .unwrap_or(64 << 20)
+                    .saturating_mul(2)
+                    .saturating_add(1 << 20),
+            );
+        let b = pipeline.learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let b = Arc::new(b);
+        pipeline = pipeline.with_boilerplate(b.clone());
+        boilerplate = Some((b, seconds));
+    }
+    let mut fatal = None;
+    // JSON escapes can double a body's size; the pipeline checks the decoded body.
+    let max_record = params
+        .max_document_bytes
+        .unwrap_or(64 << 20)
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
+    let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
+        .defer_parsing(true)
+        .max_record_bytes(max_record);
+    // Read on a thread of its own, stopping after the first fatal error as before. It
+    // reads up to 1024 records ahead of the pipeline, so that the workers never wait
+    // for the disk or the decompressor.
+    let mut failed = false;
+    let reader = reader.map_while(move |r| {
+        if failed {
+            return None;
+        }
+        failed = r.is_err();
+        Some(r)
+    });
+    let records = ReadAhead::new(reader, 128, 8).map_while(|r| match r {
+        Ok(rec) => {
+            let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
+                + rec
+                    .doc
+                    .as_ref()
+                    .map_or(0, |d| d.as_ref().map_or(0, |d| d.body.len() as u64));
+            read_bytes.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            Some(rec)
+        }
+        Err(e) => {
+            fatal = Some(e);
+            None
+        }
+    });
+    let d = match &previous {
+        Some(p) => pipeline.run_against(p, records, parse)?,
+        None => pipeline.run_with(records, parse)?,
+    };
+    bar.finish_and_clear();
+    if let Some(e) = fatal {
+        return Err(e.into());
+    }
+
+    // Second pass: kept records and rejects, in input order.
+    if args.output.is_some() || args.rejects.is_some() {
+        let mut out = match &args.output {
+            Some(p) => Some(AtomicFile::create(p)?),
+            None => None,
+        };
+        let mut rejects = match &args.rejects {
+            Some(p) => Some(AtomicFile::create(p)?),
+            None => None,
+        };
+        let reader =
+            Reader::new(inputs.clone(), fields.clone(), false, true).max_record_bytes(max_record);
+        let mut ordinal = d.previous;
+        for rec in reader {
+            let rec = rec?;
+            let Some(fate) = d.fates.get(ordinal) else {
+                bail!("input changed between the two passes")
+            };
+            match fate {
+                Fate::Kept => {
+                    if let Some(o) = out.as_mut() {
+                        match (&rec.raw, &rec.doc) {
+                            (Some(raw), _) => o.write_all(raw)?,
+                            (None, Some(Ok(doc))) => {
+                                serde_json::to_writer(&mut *o, &doc_json(doc))?
+                            }
+                            (None, _) => {}
+                        }
+                        o.write_all(b"\n")?;
+                    }
+                }
+                Fate::Rejected { reason } => {
+                    if let Some(r) = rejects.as_mut() {
+                        let id = d.ids.get(ordinal).filter(|i| !i.is_empty()).cloned();
+                        let input = &inputs[rec.position.input].name;
+                        serde_json::to_writer(
+                            &mut *r,
+                            &json!({"record": ordinal - d.previous, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
+                        )?;
+                        r.write_all(b"\n")?;
+                    }
+                }
+                _ => {}
+            }
+            ordinal += 1;
+        }
+        if ordinal != d.fates.len() {
+            bail!(
+                "input changed between the two passes ({ordinal} records, then {})",
+                d.fates.len()
+            );
+        }
+        if let Some(o) = out {
+            o.commit()?;
+        }
+        if let Some(r) = rejects {
+            r.commit()?;
+        }
+    }
+    drop(spool);
+    if let Some(path) = &args.clusters {
+        write_jsonl(
+            path,
+            d.clusters.iter().map(|c| {
+                json!({
+                    "representative": d.ids[c.representative as usize],
+                    "members": c.members.iter().map(|&m| &d.ids[m as usize]).collect::<Vec<_>>(),
+                    "size": c.members.len(),
+                })
+            }),
+        )?;
+    }
+    if let Some(path) = &args.pairs {
+        write_jsonl(
+            path,
+            d.pairs.iter().map(|p| {
+                json!({
+                    "a": d.ids[p.a as usize], "b": d.ids[p.b as usize],
+                    "kind": match p.kind { PairKind::Exact => "exact", PairKind::Near => "near", PairKind::HighRecall => "high_recall" },
+                    "site": p.class.as_str(),
+                    "shared_supershingles": p.shared_supershingles,
+                    "charikar_agreement": p.agreement,
+                })
+            }),
+        )?;
+    }
+    if let Some(path) = &args.mirrors {
+        write_jsonl(path, d.mirrors().iter())?;
+    }
+    let (stage1, stage2) = pipeline.describe();
+    let s = &d.stats;
+    let report = json!({
+        "format_version": 1,
+        "neardup_version": env!("CARGO_PKG_VERSION"),
+        "inputs": inputs.iter().map(|i| &i.name).collect::<Vec<_>>(),
+        "parameters": {
+            "sketch": pipeline.sketcher().config(),
+            "stage_one": stage1,
+            "stage_two": stage2,
+            "charikar_threshold": pipeline.charikar_threshold(),
+            "high_recall": pipeline.high_recall_threshold(),
+        },
+        "accounting": {
+            "read": s.read, "previous_snapshot": s.previous, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
+            "near_duplicates": s.near_duplicates, "rejected": s.rejected,
+            "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
+        },
+        "stats": s,
+        "boilerplate": boilerplate.as_ref().map(|(b, seconds)| json!({
+            "settings": b.config(),
+            "seconds": seconds,
+            "pages_counted": b.pages(),
+            "sites_with_boilerplate": b.sites_with_boilerplate(),
+            "boilerplate_shingles": b.shingles(),
+            "pages_changed": s.boilerplate_pages,
+            "terms_and_shingles_removed": s.boilerplate_terms,
+            "sites": b.report(),
+        })),
+        "peak_memory_bytes": neardup::pipeline::peak_memory_bytes(),
+    });
+    if let Some(path) = &args.report {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(&mut f, &report)?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if !args.quiet {
+        let mb = s.bytes as f64 / 1e6;
+        eprintln!(
+            "neardup: {} records read: {} kept, {} exact duplicates, {} near duplicates, {} rejected",
+            s.read, s.kept, s.exact_duplicates, s.near_duplicates, s.rejected
+        );
+        eprintln!(
+            "  {} clusters (largest {}), {} candidate pairs, {} verified{}",
+            s.clusters.clusters,
+            s.clusters.max_size,
+            s.candidates.candidates,
+            s.verified,
+            if s.high_recall_added > 0 {
+                format!(", {} more by high recall", s.high_recall_added)
+            } else {
+                String::new()
+            }
+        );
+        eprintln!(
+            "  {:.1} MB in {:.2} s ({:.1} MB/s); stages: sketch {:.2} s, candidates {:.2} s, filter {:.2} s, clusters {:.2} s; peak memory {:.0} MB",
+            mb,
+            s.seconds.total,
+            mb / s.seconds.total.max(1e-9),
+            s.seconds.sketch,
+            s.seconds.candidates,
+            s.seconds.filter,
+            s.seconds.cluster,
+            neardup::pipeline::peak_memory_bytes().unwrap_or(0) as f64 / 1e6
+        );
+        if let Some((b, seconds)) = &boilerplate {
+            eprintln!(
+                "  boilerplate: {} shingles on {} sites, removed from {} pages ({} terms and shingles) in a first pass of {:.2} s",
+                b.shingles(),
+                b.sites_with_boilerplate(),
+                s.boilerplate_pages,
+                s.boilerplate_terms,
+                seconds
+            );
+        }
+        if args.inputs.is_empty() {
+            eprintln!(
+                "  (this was the bundled demo corpus; `neardup dedup FILE...` runs on yours)"
+            );
+        }
+        if args.output.is_none() {
+            eprintln!("  (no -o/--output given: kept records not written)");
+        }
+    }
+    let mut saved = 0;
+    if let Some(path) = &args.save_sketches {
+        let s = saved_sketches(&d, pipeline.sketcher().config(), |f| {
+            matches!(f, Fate::Kept)
+        });
+        saved = s.len();
+        s.save(path)?;
+    }
+    Ok(saved)
+}

@@ -1,0 +1,302 @@
+//! `neardup eval`: score every algorithm on labelled pairs or a corpus with ground truth.
+
+use crate::config::Params;
+use crate::*;
+use anyhow::{Context, Result};
+use clap::Args;
+use neardup::io::{Fields, Input, Reader};
+use neardup::persist::AtomicFile;
+use neardup::pipeline::Preset;
+use neardup::Pipeline;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Labelled pairs, JSONL: text_a/text_b (or html_a/html_b), label, optional url.
+    #[arg(long, required_unless_present = "corpus", conflicts_with = "corpus")]
+    pub pairs: Option<PathBuf>,
+    /// A corpus (any input format of `dedup`) to run every algorithm on end to end ...
+    #[arg(long, requires = "truth")]
+    pub corpus: Option<String>,
+    /// ... against this ground truth: JSONL of base/variant (as `synth` writes) or a/b ids.
+    #[arg(long)]
+    pub truth: Option<PathBuf>,
+    /// Labels at or above this count as near-duplicates.
+    #[arg(long, default_value_t = 1.0)]
+    pub positive_min: f64,
+    /// simhash-64 rule: Hamming distance at most this.
+    #[arg(long, default_value_t = 3)]
+    pub simhash_k: u32,
+    /// minhash-estimate rule: estimated resemblance at least this.
+    #[arg(long, default_value_t = 0.5)]
+    pub estimate_min: f64,
+    /// jaccard rule: exact shingle resemblance at least this.
+    #[arg(long, default_value_t = 0.5)]
+    pub jaccard_min: f64,
+    /// Also sweep every threshold: precision/recall curves and the best F1.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Write the numbers as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write every measure of every pair as JSONL (for your own analysis).
+    #[arg(long)]
+    pub scores: Option<PathBuf>,
+    /// Draw precision–recall curves (implies --sweep) as SVG; with --corpus, the
+    /// log–log distribution of near-duplicates per document.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub params: Params,
+}
+
+/// A stage two that keeps nothing (only exact duplicates remain).
+#[derive(Debug)]
+pub struct KeepNothing;
+
+impl neardup::verify::filter::PairFilter for KeepNothing {
+    fn name(&self) -> String {
+        "none kept".into()
+    }
+    fn accept(&self, _: neardup::SketchRef<'_>, _: neardup::SketchRef<'_>) -> bool {
+        false
+    }
+}
+
+pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> Result<()> {
+    use neardup::candidates::{BucketLimits, CharikarBlocks, PughChecksums, SimhashCandidates};
+    use neardup::verify::filter::AcceptAll;
+    let input = Input::detect(corpus, corpus, None);
+    let mut docs = Vec::new();
+    for rec in Reader::new(vec![input], Fields::default(), false, false) {
+        if let Some(Ok(d)) = rec?.doc {
+            docs.push(d);
+        }
+    }
+    let truth = neardup::eval::read_truth(truth)?;
+    let limits = BucketLimits::default();
+    let (combined, _) = params.builder()?;
+    let mut algos: Vec<(String, Pipeline)> = vec![("combined".into(), combined.build()?)];
+    algos.push((
+        "broder".into(),
+        Pipeline::builder().filter(Arc::new(AcceptAll)).build()?,
+    ));
+    algos.push((
+        "charikar-blocks".into(),
+        Pipeline::builder()
+            .candidates(Arc::new(CharikarBlocks {
+                max_distance: 12,
+                limits,
+            }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    algos.push((
+        "simhash64".into(),
+        Pipeline::builder()
+            .candidates(Arc::new(SimhashCandidates {
+                design: neardup::index::Design::k3_10(),
+            }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    let mut pugh = Pipeline::builder();
+    pugh.sketch_config_mut().pugh = Some(neardup::sketch::pugh::PughConfig::default());
+    algos.push((
+        "pugh".into(),
+        pugh.candidates(Arc::new(PughChecksums { limits }))
+            .filter(Arc::new(AcceptAll))
+            .build()?,
+    ));
+    algos.push((
+        "exact".into(),
+        Pipeline::builder().filter(Arc::new(KeepNothing)).build()?,
+    ));
+    algos.push((
+        "recall-preset".into(),
+        Pipeline::builder().preset(Preset::Recall).build()?,
+    ));
+    let results = neardup::eval::evaluate_corpus(&docs, &truth, &algos)?;
+    println!(
+        "{} documents, {} truth pairs listed",
+        docs.len(),
+        truth.len()
+    );
+    println!(
+        "{:<16} {:>9} {:>9} {:>7} {:>6}   {:>15} {:>15}  {:>8} {:>9}",
+        "algorithm",
+        "reported",
+        "precision",
+        "recall",
+        "F1",
+        "same-site P/R",
+        "cross-site P/R",
+        "seconds",
+        "peak MB"
+    );
+    for r in &results {
+        println!(
+            "{:<16} {:>9} {:>9.3} {:>7.3} {:>6.3}   {:>7.3}/{:<7.3} {:>7.3}/{:<7.3}  {:>8.2} {:>9.0}",
+            r.name,
+            r.all.reported,
+            r.all.precision,
+            r.all.recall,
+            r.f1,
+            r.same_site.precision,
+            r.same_site.recall,
+            r.cross_site.precision,
+            r.cross_site.recall,
+            r.seconds,
+            r.peak_rss_bytes.unwrap_or(0) as f64 / 1e6
+        );
+    }
+    // Recall per kind of planted pair.
+    let kinds: Vec<&str> = results
+        .first()
+        .map(|r| r.recall_by_kind.iter().map(|k| k.0.as_str()).collect())
+        .unwrap_or_default();
+    if kinds.len() > 1 || kinds.first().is_some_and(|k| !k.is_empty()) {
+        println!();
+        print!("{:<16}", "recall by kind");
+        for k in &kinds {
+            print!(" {:>9}", if k.is_empty() { "(none)" } else { k });
+        }
+        println!();
+        for r in &results {
+            print!("{:<16}", r.name);
+            for (_, n, f) in &r.recall_by_kind {
+                print!(" {:>9.3}", *f as f64 / (*n).max(1) as f64);
+            }
+            println!();
+        }
+    }
+    if let Some(path) = &args.json {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(
+            &mut f,
+            &json!({"documents": docs.len(), "algorithms": results}),
+        )?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if let Some(path) = &args.plot {
+        let series: Vec<(String, Vec<(f64, f64)>)> = results
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    r.near_duplicates_per_document
+                        .iter()
+                        .map(|&(k, n)| (k as f64, n as f64))
+                        .collect(),
+                )
+            })
+            .collect();
+        let svg = neardup::eval::plot::loglog(
+            "Near-duplicates per document",
+            "near-duplicates of a document",
+            "documents",
+            &series,
+        );
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(svg.as_bytes())?;
+        f.commit()?;
+    }
+    Ok(())
+}
+
+pub fn eval(mut args: EvalArgs) -> Result<()> {
+    let params = std::mem::take(&mut args.params).merged()?;
+    if let (Some(corpus), Some(truth)) = (&args.corpus, &args.truth) {
+        return eval_corpus(&args, &params, corpus, truth);
+    }
+    let (builder, _) = params.builder()?;
+    let pipeline = builder.build()?;
+    let pairs_path = args
+        .pairs
+        .clone()
+        .context("--pairs FILE or --corpus FILE --truth FILE")?;
+    let pairs = neardup::eval::read_pairs(&pairs_path)?;
+    let cfg = neardup::eval::EvalConfig {
+        positive_min: args.positive_min,
+        simhash_k: args.simhash_k,
+        estimate_min: args.estimate_min,
+        jaccard_min: args.jaccard_min,
+    };
+    let scores = neardup::eval::score_pairs(&pipeline, &pairs);
+    if let Some(path) = &args.scores {
+        write_jsonl(
+            path,
+            pairs
+                .iter()
+                .zip(&scores)
+                .map(|(p, s)| json!({"id": p.id, "scores": s})),
+        )?;
+    }
+    let sweep = args.sweep || args.plot.is_some();
+    let report = neardup::eval::evaluate(&pipeline, &scores, &cfg, sweep);
+    println!(
+        "{} pairs: {} near-duplicates (label >= {}), {} not",
+        pairs.len(),
+        report.positives,
+        cfg.positive_min,
+        report.negatives
+    );
+    println!(
+        "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>6}{}",
+        "algorithm",
+        "TP",
+        "FP",
+        "FN",
+        "TN",
+        "precision",
+        "recall",
+        "F1",
+        if sweep {
+            "   best F1 (threshold: P, R)"
+        } else {
+            ""
+        }
+    );
+    for a in &report.algorithms {
+        let c = &a.confusion;
+        let best = a.best.as_ref().map_or(String::new(), |b| {
+            format!(
+                "   {:.3} (>= {}: {:.3}, {:.3})",
+                b.f1, b.threshold, b.precision, b.recall
+            )
+        });
+        println!(
+            "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9.3} {:>7.3} {:>6.3}{}",
+            a.name, c.tp, c.fp, c.fn_, c.tn, c.precision, c.recall, c.f1, best
+        );
+    }
+    if let Some(path) = &args.json {
+        let mut f = AtomicFile::create(path)?;
+        serde_json::to_writer_pretty(&mut f, &report)?;
+        f.write_all(b"\n")?;
+        f.commit()?;
+    }
+    if let Some(path) = &args.plot {
+        let curves: Vec<(String, Vec<(f64, f64)>)> = report
+            .algorithms
+            .iter()
+            .filter_map(|a| {
+                a.sweep.as_ref().map(|s| {
+                    (
+                        a.name.clone(),
+                        s.iter().map(|p| (p.recall, p.precision)).collect(),
+                    )
+                })
+            })
+            .collect();
+        let svg = neardup::eval::plot::pr_curves("Precision–recall on labelled pairs", &curves);
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(svg.as_bytes())?;
+        f.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub mod dedup;
+pub mod eval;
+pub mod index;
+pub mod pair;
+pub mod sketch;
+pub mod synth;

@@ -1,0 +1,58 @@
+//! `neardup sketch`: save the sketches of a snapshot for incremental runs.
+
+use crate::cmd::dedup::dedup;
+use crate::config::Params;
+use crate::*;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct SketchArgs {
+    /// Input files or directories, as for `dedup`.
+    pub inputs: Vec<String>,
+    /// The sketch file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Input format, instead of detecting it from the name.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub params: Params,
+}
+
+pub fn sketch(args: SketchArgs) -> Result<()> {
+    if args.params.boilerplate == Some(true) {
+        bail!("sketch does not save boilerplate-stripped sketches: --boilerplate needs the whole corpus in one run");
+    }
+    let d = dedup(DedupArgs {
+        inputs: args.inputs,
+        format: args.format,
+        output: None,
+        clusters: None,
+        pairs: None,
+        rejects: None,
+        mirrors: None,
+        report: None,
+        strict: false,
+        sketches: None,
+        save_sketches: Some(args.output.clone()),
+        quiet: true,
+        id_field: "id".into(),
+        text_field: "text".into(),
+        html_field: "html".into(),
+        url_field: "url".into(),
+        params: args.params,
+    })?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: {} sketches written to {}",
+            d,
+            args.output.display()
+        );
+    }
+    Ok(())
+}

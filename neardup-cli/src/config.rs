@@ -1,0 +1,380 @@
+//! The parameters shared by the command-line commands and their TOML configuration
+//! file (feature `cli`): every flag of `neardup dedup` is a key of the file, and
+//! [`Params::builder`] turns them into a [`PipelineBuilder`].
+
+use clap::{Args, ValueEnum};
+use neardup::cluster::{ClusterMode, Keep};
+use neardup::error::{Error, Result};
+use neardup::pipeline::{Pipeline, PipelineBuilder, Preset};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `--preset`: a named parameter set.
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PresetArg {
+    /// Seed 003's parameters ([`Preset::Paper`]).
+    Paper,
+    /// Tuned for recall ([`Preset::Recall`]).
+    Recall,
+}
+
+/// `--strategy`: stage two by class of pair.
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StrategyArg {
+    /// One rule for every pair.
+    Uniform,
+    /// Stricter within a site.
+    Henzinger,
+    /// Thresholds given per class.
+    Custom,
+}
+
+/// `--candidates`: the stage-one generator.
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CandidatesArg {
+    /// Shared supershingles.
+    Broder,
+    /// Pugh's bucket checksums.
+    Pugh,
+    /// 64-bit simhash within distance k (permuted tables).
+    Simhash,
+    /// Charikar distance by block pigeonhole.
+    CharikarBlocks,
+}
+
+/// `--charikar-features`.
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeaturesArg {
+    /// Over terms.
+    Terms,
+    /// Over shingles.
+    Shingles,
+}
+
+/// `--cluster-mode`.
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterModeArg {
+    /// Union-find over verified pairs.
+    Transitive,
+    /// Every member passes against its representative.
+    Verified,
+}
+
+/// Algorithm parameters, shared by the commands; each overrides the config file,
+/// which overrides the preset.
+#[derive(Args, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Params {
+    /// Named parameter set [default: paper].
+    #[arg(long, value_enum)]
+    pub preset: Option<PresetArg>,
+    /// Terms per shingle [default: 8].
+    #[arg(long)]
+    pub shingle: Option<usize>,
+    /// Min-hash values [default: 84].
+    #[arg(long)]
+    pub minhashes: Option<usize>,
+    /// Supershingles (divides the min-hash count) [default: 6].
+    #[arg(long)]
+    pub supershingles: Option<usize>,
+    /// Site of a page: host, host-no-www, domain (registrable, public suffix list) or
+    /// field:NAME (a JSONL field) [default: host].
+    #[arg(long)]
+    pub site: Option<String>,
+    /// Stage two by class of pair: uniform, henzinger (stricter within a site) or custom
+    /// (--same-site-threshold / --cross-site-threshold) [default: uniform].
+    #[arg(long, value_enum)]
+    pub strategy: Option<StrategyArg>,
+    /// custom/henzinger strategy: Charikar agreement needed within a site.
+    #[arg(long)]
+    pub same_site_threshold: Option<u32>,
+    /// custom/henzinger strategy: Charikar agreement needed across sites (and when a
+    /// page has no site).
+    #[arg(long)]
+    pub cross_site_threshold: Option<u32>,
+    /// Stage one: broder (supershingles), pugh (bucket checksums), simhash (64-bit
+    /// simhash distance ≤ 3, permuted tables) or charikar-blocks (Charikar distance ≤
+    /// --block-distance) [default: broder].
+    #[arg(long, value_enum)]
+    pub candidates: Option<CandidatesArg>,
+    /// Pugh: lists per repeat [default: 4].
+    #[arg(long)]
+    pub pugh_lists: Option<usize>,
+    /// Pugh: independent repeats [default: 1].
+    #[arg(long)]
+    pub pugh_repeats: Option<usize>,
+    /// Pugh: order-sensitive list fingerprints instead of order-insensitive.
+    #[arg(long)]
+    pub pugh_ordered: Option<bool>,
+    /// simhash: table design, whose k is the distance (k3-20, k3-16, k3-10, k3-4,
+    /// K:R1[,R2…]) [default: k3-10].
+    #[arg(long)]
+    pub simhash_design: Option<String>,
+    /// charikar-blocks: maximum Hamming distance of candidates [default: 12].
+    #[arg(long)]
+    pub block_distance: Option<u32>,
+    /// Remove boilerplate before sketching: a first pass finds, per site, the shingles
+    /// on at least --boilerplate-share of its pages, and those pages are sketched
+    /// without the terms only such shingles cover [default: off].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub boilerplate: Option<bool>,
+    /// Boilerplate: share of a site's pages a shingle must be on [default: 0.5].
+    #[arg(long)]
+    pub boilerplate_share: Option<f64>,
+    /// Boilerplate: sites with fewer pages are untouched [default: 10].
+    #[arg(long)]
+    pub boilerplate_min_pages: Option<u32>,
+    /// Boilerplate: shingle counters per site (bounded memory) [default: 16384].
+    #[arg(long)]
+    pub boilerplate_capacity: Option<usize>,
+    /// Candidates share at least this many supershingles [default: 2].
+    #[arg(long)]
+    pub min_shared: Option<usize>,
+    /// Bits of the Charikar projection, a multiple of 64 [default: 384].
+    #[arg(long)]
+    pub charikar_bits: Option<usize>,
+    /// Features of the Charikar projection: terms or shingles [default: terms].
+    #[arg(long, value_enum)]
+    pub charikar_features: Option<FeaturesArg>,
+    /// Keep a candidate iff at least this many Charikar bits agree [default: 372].
+    #[arg(long)]
+    pub charikar_threshold: Option<u32>,
+    /// Also report every pair whose Charikar agreement is at least this [default: off].
+    #[arg(long)]
+    pub high_recall: Option<u32>,
+    /// transitive, or verified (every member passes against its representative).
+    #[arg(long, value_enum)]
+    pub cluster_mode: Option<ClusterModeArg>,
+    /// Which member of a cluster is kept: first, longest or priority:FIELD [default: first].
+    #[arg(long)]
+    pub keep: Option<String>,
+    /// Worker threads [default: one per core].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Records with a longer body are rejected [default: 67108864].
+    #[arg(long)]
+    pub max_document_bytes: Option<usize>,
+    /// Seed mixed into every random parameter [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A TOML file with any of these settings (keys as the flags, without dashes
+    /// prefix: `shingle = 5`).
+    #[arg(long)]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+}
+
+impl Params {
+    /// Parses a TOML configuration (keys as the flags without the leading dashes).
+    pub fn from_toml(text: &str) -> Result<Params> {
+        toml::from_str(text).map_err(|e| Error::Config(format!("invalid configuration: {e}")))
+    }
+
+    /// Fills unset fields from the config file.
+    pub fn merged(mut self) -> Result<Params> {
+        let Some(path) = self.config.clone() else {
+            return Ok(self);
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let file = Params::from_toml(&text)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        macro_rules! fill { ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = file.$f; } )* } }
+        fill!(
+            preset,
+            site,
+            boilerplate,
+            boilerplate_share,
+            boilerplate_min_pages,
+            boilerplate_capacity,
+            strategy,
+            same_site_threshold,
+            cross_site_threshold,
+            candidates,
+            pugh_lists,
+            pugh_repeats,
+            pugh_ordered,
+            block_distance,
+            simhash_design,
+            shingle,
+            minhashes,
+            supershingles,
+            min_shared,
+            charikar_bits,
+            charikar_features,
+            charikar_threshold,
+            high_recall,
+            cluster_mode,
+            keep,
+            threads,
+            max_document_bytes,
+            seed
+        );
+        Ok(self)
+    }
+
+    /// The boilerplate settings, when boilerplate removal is on.
+    pub fn boilerplate(&self) -> Result<Option<neardup::sketch::boilerplate::BoilerplateConfig>> {
+        if self.boilerplate != Some(true) {
+            return Ok(None);
+        }
+        let mut c = neardup::sketch::boilerplate::BoilerplateConfig::default();
+        if let Some(v) = self.boilerplate_share {
+            c.min_share = v;
+        }
+        if let Some(v) = self.boilerplate_min_pages {
+            c.min_pages = v;
+        }
+        if let Some(v) = self.boilerplate_capacity {
+            c.capacity = v;
+        }
+        c.validate()?;
+        Ok(Some(c))
+    }
+
+    /// The pipeline builder and the priority field, if any.
+    pub fn builder(&self) -> Result<(PipelineBuilder, Option<String>)> {
+        let mut b = Pipeline::builder();
+        if let Some(p) = self.preset {
+            b.preset(match p {
+                PresetArg::Paper => Preset::Paper,
+                PresetArg::Recall => Preset::Recall,
+            });
+        }
+        {
+            let c = b.sketch_config_mut();
+            if let Some(v) = self.shingle {
+                c.shingle_size = v;
+            }
+            if let Some(v) = self.minhashes {
+                c.minhashes = v;
+            }
+            if let Some(v) = self.supershingles {
+                c.supershingles = v;
+            }
+            if let Some(v) = self.charikar_bits {
+                c.charikar_bits = v;
+            }
+            if let Some(f) = self.charikar_features {
+                c.charikar_features = match f {
+                    FeaturesArg::Terms => neardup::Features::Terms,
+                    FeaturesArg::Shingles => neardup::Features::Shingles,
+                };
+            }
+            if let Some(v) = self.seed {
+                c.seed = v;
+            }
+        }
+        if let Some(v) = self.min_shared {
+            b.min_shared(v);
+        }
+        match self.site.as_deref() {
+            None | Some("host") => {}
+            Some("host-no-www") => {
+                b.site_mode(neardup::verify::SiteMode::HostNoWww);
+            }
+            Some("domain") => {
+                b.site_mode(neardup::verify::SiteMode::Domain);
+            }
+            Some(f) if f.starts_with("field:") && f.len() > 6 => {}
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "--site {other:?}: expected host, host-no-www, domain or field:NAME"
+                )))
+            }
+        }
+        match self.strategy {
+            None | Some(StrategyArg::Uniform) => {}
+            Some(StrategyArg::Henzinger) | Some(StrategyArg::Custom) => {
+                if matches!(self.strategy, Some(StrategyArg::Custom))
+                    && (self.same_site_threshold.is_none() || self.cross_site_threshold.is_none())
+                {
+                    return Err(Error::Config(
+                        "--strategy custom needs --same-site-threshold and --cross-site-threshold"
+                            .into(),
+                    ));
+                }
+                b.strategy(neardup::verify::Strategy::Henzinger {
+                    same_site: self.same_site_threshold,
+                    cross_site: self.cross_site_threshold,
+                });
+            }
+        }
+        let limits = neardup::candidates::BucketLimits::default();
+        let pugh_cfg = neardup::sketch::pugh::PughConfig {
+            lists: self.pugh_lists.unwrap_or(4),
+            repeats: self.pugh_repeats.unwrap_or(1),
+            order: if self.pugh_ordered.unwrap_or(false) {
+                neardup::sketch::pugh::Order::Sensitive
+            } else {
+                neardup::sketch::pugh::Order::Insensitive
+            },
+            shingles: false,
+        };
+        match self.candidates {
+            None | Some(CandidatesArg::Broder) => {}
+            Some(CandidatesArg::Pugh) => {
+                b.sketch_config_mut().pugh = Some(pugh_cfg);
+                b.candidates(Arc::new(neardup::candidates::PughChecksums { limits }));
+            }
+            Some(CandidatesArg::Simhash) => {
+                let design = neardup::index::Design::named(
+                    self.simhash_design.as_deref().unwrap_or("k3-10"),
+                )?;
+                b.candidates(Arc::new(neardup::candidates::SimhashCandidates { design }));
+            }
+            Some(CandidatesArg::CharikarBlocks) => {
+                b.candidates(Arc::new(neardup::candidates::CharikarBlocks {
+                    max_distance: self.block_distance.unwrap_or(12),
+                    limits,
+                }));
+            }
+        }
+        if self.candidates.is_none()
+            && (self.pugh_lists.is_some()
+                || self.pugh_repeats.is_some()
+                || self.pugh_ordered.is_some())
+        {
+            // Pugh settings without Pugh candidates: checksums for `eval` and `pair`.
+            b.sketch_config_mut().pugh = Some(pugh_cfg);
+        }
+        if let Some(v) = self.charikar_threshold {
+            b.charikar_threshold(v);
+        }
+        if self.high_recall.is_some() {
+            b.high_recall(self.high_recall);
+        }
+        if let Some(m) = self.cluster_mode {
+            b.cluster_mode(match m {
+                ClusterModeArg::Transitive => ClusterMode::Transitive,
+                ClusterModeArg::Verified => ClusterMode::Verified,
+            });
+        }
+        let mut priority = None;
+        match self.keep.as_deref() {
+            None | Some("first") => {}
+            Some("longest") => {
+                b.keep(Keep::Longest);
+            }
+            Some(k) if k.starts_with("priority:") && k.len() > 9 => {
+                b.keep(Keep::Priority);
+                priority = Some(k[9..].to_string());
+            }
+            Some(k) => {
+                return Err(Error::Config(format!(
+                    "--keep {k:?}: expected first, longest or priority:FIELD"
+                )))
+            }
+        }
+        b.threads(self.threads);
+        if let Some(v) = self.max_document_bytes {
+            b.max_document_bytes(v);
+        }
+        Ok((b, priority))
+    }
+}

@@ -1,0 +1,159 @@
+//! The `neardup` command line: argument parsing, validation into the library's
+//! configuration, and presentation. One module per subcommand in [`cmd`]; the flags
+//! shared by the commands and their TOML file in [`config`].
+//!
+//! Exit codes: 0 success, 1 error (input, output, configuration, accounting), 2 usage.
+
+pub mod cmd;
+pub mod config;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+pub use cmd::dedup::DedupArgs;
+pub use cmd::eval::EvalArgs;
+pub use cmd::pair::PairArgs;
+pub use cmd::sketch::SketchArgs;
+pub use cmd::synth::SynthArgs;
+use neardup::persist::AtomicFile;
+use neardup::{Body, Document};
+use serde::Deserialize;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(
+    name = "neardup",
+    version,
+    about = "Find near-duplicate documents: Broder supershingles + Charikar projections (Henzinger's two-stage filter)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Deduplicate a corpus snapshot: kept records, clusters, pairs, rejects, report.
+    #[command(after_help = "Examples:
+  neardup dedup                                  # the bundled demo corpus
+  neardup dedup crawl.jsonl.zst -o kept.jsonl --clusters clusters.jsonl --report report.json
+  neardup dedup pages/ --format dir --preset recall --pairs pairs.jsonl
+  cat corpus.jsonl | neardup dedup - -o - > kept.jsonl")]
+    Dedup(DedupArgs),
+    /// Every measure the library has for two documents, and each rule's verdict.
+    #[command(after_help = "Example:
+  neardup pair a.html b.html")]
+    Pair(PairArgs),
+    /// Write the sketches of a snapshot's distinct records (those `dedup` keeps), to
+    /// dedup later snapshots against it (`dedup --sketches FILE`).
+    #[command(after_help = "Example (incremental dedup):
+  neardup sketch march.jsonl.zst -o march.sketches
+  neardup dedup april.jsonl.zst --sketches march.sketches -o april-new.jsonl")]
+    Sketch(SketchArgs),
+    /// The simhash index (permuted sorted tables): build, add, query, stats.
+    #[command(
+        subcommand,
+        after_help = "Example (a crawler's loop from a shell):
+  neardup index fingerprint pages.jsonl > fps.txt
+  neardup index build fps.txt -o seen.idx --design k3-10
+  neardup index query seen.idx new-fps.txt --insert"
+    )]
+    Index(IndexCommand),
+    /// Compare every algorithm on labelled pairs: precision, recall, F1.
+    #[command(after_help = "Example:
+  neardup eval --pairs judged.jsonl --sweep --json eval.json --plot pr.svg")]
+    Eval(EvalArgs),
+    /// Generate a corpus with planted near-duplicates and its ground truth.
+    #[command(after_help = "Example (the bundled demo corpus):
+  neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
+    Synth(SynthArgs),
+}
+
+#[derive(Subcommand)]
+pub enum IndexCommand {
+    /// Print `ORDINAL SIMHASH-HEX ID` for every record of the inputs (64-bit simhash of
+    /// the sketch core).
+    Fingerprint {
+        /// Input files or directories, as for `dedup`.
+        inputs: Vec<String>,
+    },
+    /// Build an index from lines `ID FINGERPRINT-HEX` (`-` for stdin).
+    Build {
+        /// The fingerprint lines.
+        input: String,
+        /// The index file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Table design: k3-20, k3-16, k3-10, k3-4, K:R1[,R2…], or auto:K:LOG2N:LOG2SCAN.
+        #[arg(long, default_value = "k3-10")]
+        design: String,
+    },
+    /// Add fingerprint lines to an index (rewritten atomically).
+    Add {
+        /// The index file.
+        index: PathBuf,
+        /// The fingerprint lines.
+        input: String,
+    },
+    /// Print, as JSONL, the matches (distance ≤ k) of each fingerprint line.
+    Query {
+        /// The index file.
+        index: PathBuf,
+        /// Lines `ID FINGERPRINT-HEX` or just `FINGERPRINT-HEX` (`-` for stdin).
+        input: String,
+        /// Store every query that has no match (the crawler loop) and save the index.
+        #[arg(long)]
+        insert: bool,
+    },
+    /// Design, tables, prefixes and size of an index.
+    Stats {
+        /// The index file.
+        index: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatArg {
+    Jsonl,
+    Warc,
+    Dir,
+}
+
+pub fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    for r in rows {
+        serde_json::to_writer(&mut f, &r)?;
+        f.write_all(b"\n")?;
+    }
+    f.commit()?;
+    Ok(())
+}
+
+pub fn doc_json(doc: &Document) -> serde_json::Value {
+    match &doc.body {
+        Body::Text(t) => json!({"id": doc.id, "url": doc.url, "text": t}),
+        Body::Html(h) => json!({"id": doc.id, "url": doc.url, "html": h}),
+    }
+}
+
+/// Parses the command line and runs the command; returns the process's exit code.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dedup(a) => cmd::dedup::dedup(a).map(|_| ()),
+        Command::Pair(a) => cmd::pair::pair(a),
+        Command::Synth(a) => cmd::synth::synth(a),
+        Command::Eval(a) => cmd::eval::eval(a),
+        Command::Sketch(a) => cmd::sketch::sketch(a),
+        Command::Index(c) => cmd::index::index(c),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("neardup: error: {e:#}");
+            1
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Criterion benches of the sketching hot paths, each with a naive baseline beside it.
+//! Inputs are generated (neardup::synth), so the benches run anywhere.
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use neardup::sketch::broder::MinHasher;
+use neardup::sketch::charikar::{ProjectScratch, Projector};
+use neardup::sketch::tokenize::{Tokenizer, Tokens};
+use neardup::sketch::Scratch;
+use neardup::synth::{generate, SynthConfig};
+use neardup::{Document, SketchConfig, Sketcher};
+use std::hint::black_box;
+
+fn docs() -> Vec<Document> {
+    generate(&SynthConfig {
+        base_documents: 200,
+        words: (200, 2000),
+        seed: 3,
+        ..Default::default()
+    })
+    .documents
+}
+
+fn html_docs(docs: &[Document]) -> Vec<Document> {
+    docs.iter()
+        .map(|d| {
+            let words: Vec<&str> = d.body.as_str().split(' ').collect();
+            let mut h = String::from("<html><head><title>Page</title><style>p{color:red}</style></head><body><div class=\"nav\"><a href=\"/\">Home</a></div>");
+            for chunk in words.chunks(40) {
+                h.push_str("<p>");
+                h.push_str(&chunk.join(" <b>"));
+                h.push_str("</p>\n");
+            }
+            h.push_str("<img src=\"/logo.png\"><!-- footer --></body></html>");
+            Document::html(d.id.clone(), h).with_url("http://example.com/x")
+        })
+        .collect()
+}
+
+fn bytes(d: &[Document]) -> u64 {
+    d.iter().map(|x| x.body.len() as u64).sum()
+}
+
+fn tokenize(c: &mut Criterion) {
+    let text = docs();
+    let html = html_docs(&text);
+    let tok = Tokenizer::default();
+    let mut g = c.benchmark_group("tokenize");
+    for (name, set) in [("text", &text), ("html", &html)] {
+        g.throughput(Throughput::Bytes(bytes(set)));
+        g.bench_function(BenchmarkId::new("neardup", name), |b| {
+            let mut t = Tokens::default();
+            b.iter(|| {
+                let mut n = 0;
+                for d in set.iter() {
+                    t.clear();
+                    tok.tokenize(&d.body, d.url.as_deref(), &mut t);
+                    n += t.fps.len();
+                }
+                assert!(n > 0);
+                n
+            })
+        });
+    }
+    // Baseline: split on ASCII non-alphanumerics, lower-case, hash (the floor).
+    g.throughput(Throughput::Bytes(bytes(&text)));
+    g.bench_function(BenchmarkId::new("naive-split-hash", "text"), |b| {
+        b.iter(|| {
+            let mut x = 0u64;
+            for d in &text {
+                for w in d
+                    .body
+                    .as_str()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    x ^= neardup::sketch::hash::term_fingerprint(w.to_lowercase().as_bytes());
+                }
+            }
+            black_box(x)
+        })
+    });
+    g.finish();
+}
+
+fn minhash(c: &mut Criterion) {
+    let text = docs();
+    let tok = Tokenizer::default();
+    let shingles: Vec<Vec<u64>> = text
+        .iter()
+        .map(|d| {
+            let mut t = Tokens::default();
+            tok.tokenize(&d.body, None, &mut t);
+            let mut s = Vec::new();
+            neardup::sketch::shingle::shingles(&t.fps, 8, false, &mut s);
+            s
+        })
+        .collect();
+    let n: u64 = shingles.iter().map(|s| s.len() as u64).sum();
+    let mh = MinHasher::new(84, 0);
+    let mut g = c.benchmark_group("minhash84");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("neardup", |b| {
+        let mut out = vec![0u64; 84];
+        b.iter(|| {
+            for s in &shingles {
+                mh.min_values(s, &mut out);
+            }
+            assert_ne!(out[0], u64::MAX);
+            out[0]
+        })
+    });
+    // Baseline: one pass over the shingles per hash function, as a textbook loop.
+    let (mut h0, mut h1) = (vec![0u64; 84], vec![0u64; 84]);
+    mh.min_values(&[0], &mut h0);
+    mh.min_values(&[1], &mut h1);
+    let ab: Vec<(u32, u32)> = (0..84)
+        .map(|i| ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32))
+        .collect();
+    g.bench_function("naive", |b| {
+        b.iter(|| {
+            let mut x = 0u32;
+            for s in &shingles {
+                for &(a, bb) in &ab {
+                    x ^= s
+                        .iter()
+                        .map(|&v| {
+                            a.wrapping_mul(neardup::sketch::broder::fold32(v))
+                                .wrapping_add(bb)
+                        })
+                        .min()
+                        .unwrap_or(u32::MAX);
+                }
+            }
+            black_box(x)
+        })
+    });
+    g.finish();
+}
+
+fn charikar(c: &mut Criterion) {
+    let text = docs();
+    let tok = Tokenizer::default();
+    let terms: Vec<Vec<u64>> = text
+        .iter()
+        .map(|d| {
+            let mut t = Tokens::default();
+            tok.tokenize(&d.body, None, &mut t);
+            t.fps
+        })
+        .collect();
+    let n: u64 = terms.iter().map(|s| s.len() as u64).sum();
+    let p = Projector::new(384, 2, 0);
+    let mut g = c.benchmark_group("charikar384");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("neardup", |b| {
+        let mut s = ProjectScratch::default();
+        let mut out = [0u64; 6];
+        b.iter(|| {
+            for t in &terms {
+                p.project(t, &[], &mut s, &mut out);
+            }
+            out[0]
+        })
+    });
+    // Baseline: an i32 counter per bit, ±1 per term occurrence.
+    g.bench_function("naive", |b| {
+        b.iter(|| {
+            let mut x = 0u64;
+            for t in &terms {
+                let mut acc = [0i32; 384];
+                for &f in t {
+                    for (j, chunk) in acc.chunks_mut(64).enumerate() {
+                        let w = p.feature_word(f, j);
+                        for (l, a) in chunk.iter_mut().enumerate() {
+                            *a += if w >> l & 1 == 1 { 1 } else { -1 };
+                        }
+                    }
+                }
+                x ^= acc
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |h, (i, &a)| h ^ (((a > 0) as u64) << (i % 64)));
+            }
+            black_box(x)
+        })
+    });
+    g.finish();
+}
+
+fn full_sketch(c: &mut Criterion) {
+    let text = docs();
+    let html = html_docs(&text);
+    let sk = Sketcher::new(SketchConfig::default()).unwrap();
+    let mut g = c.benchmark_group("sketch");
+    for (name, set) in [("text", &text), ("html", &html)] {
+        g.throughput(Throughput::Bytes(bytes(set)));
+        g.bench_function(name, |b| {
+            let mut s = Scratch::default();
+            b.iter(|| {
+                let mut x = 0;
+                for d in set.iter() {
+                    x ^= sk.sketch_with(d, &mut s).simhash;
+                }
+                x
+            })
+        });
+    }
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .measurement_time(std::time::Duration::from_secs(3))
+        .warm_up_time(std::time::Duration::from_secs(1))
+}
+
+criterion_group! { name = benches; config = config(); targets = tokenize, minhash, charikar, full_sketch }
+criterion_main!(benches);

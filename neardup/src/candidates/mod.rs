@@ -1,0 +1,512 @@
+//! Stage one: candidate pairs from bucketed keys (seed 003 FIG. 3; DESIGN.md §3).
+//!
+//! A [`CandidateGenerator`] turns the sketches of the documents still in play into
+//! candidate pairs `(a, b)` with `a < b` (input ordinals), each pair once, sorted.
+//!
+//! Built in:
+//!
+//! * [`Supershingles`] — pairs sharing at least `r` supershingles (same slot, same
+//!   value). For `r ≥ 2` the documents are bucketed by megashingle (one pass per pair of
+//!   slots), so sharing any bucket already means "≥ 2 agree" and the iceberg query is
+//!   plain bucketing; for `r = 1` by supershingle; when there are so many slots that
+//!   pairs of slots would take more than [`MAX_MEGASHINGLE_PASSES`] passes, by
+//!   `m' − r + 1` contiguous groups of slots (pigeonhole: at most `m' − r` slots
+//!   disagree, so some group agrees entirely). Each pair found is checked against its
+//!   sketches for `≥ r`; every pair with `≥ r` agreeing slots is found.
+//! * [`CharikarBlocks`] — every pair whose Charikar projections differ in at most `h`
+//!   bits, by pigeonhole: the `b` bits split into `h + 1` blocks, and two fingerprints
+//!   within distance `h` agree on at least one whole block.
+//!
+//! # Big buckets
+//!
+//! A bucket shared by more than `max_bucket` documents (a template page repeated
+//! 200,000 times, near-empty pages) would cost quadratic time. For such a bucket, with
+//! its members in input order `d_0 < d_1 < … < d_{s−1}`, the candidates are only
+//! `(d_0, d_i)` for every `i` (the star around the first member) and `(d_i, d_{i+j})`
+//! for `1 ≤ j ≤ window` (each member with its next `window` members): `O(s · window)`
+//! pairs. Every member is thus compared with the bucket's first member, so near-
+//! duplicates of it still cluster together; pairs of other members found only through
+//! this bucket and farther apart than `window` are not produced. Such buckets are counted
+//! in [`CandidateStats::big_buckets`].
+
+use crate::error::Result;
+use crate::sketch::broder::{megashingle, shared_supershingles};
+use crate::sketch::charikar::hamming;
+use crate::sketch::hash::combine;
+use crate::sketch::{SketchRef, Sketches};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Counters of a candidate generation run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct CandidateStats {
+    /// Bucketing passes made.
+    pub passes: u64,
+    /// Keys bucketed (documents × passes).
+    pub keys: u64,
+    /// Pairs enumerated from buckets before de-duplication and checks (the work done).
+    pub pairs_enumerated: u64,
+    /// Buckets larger than `max_bucket`, handled by the star-and-window rule.
+    pub big_buckets: u64,
+    /// Members of those buckets.
+    pub big_bucket_members: u64,
+    /// Distinct candidate pairs returned.
+    pub candidates: u64,
+}
+
+/// Stage one of the pipeline: candidate pairs from sketches.
+pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
+    /// A short name for reports.
+    fn name(&self) -> String;
+
+    /// Candidate pairs among the documents `active` (ordinals into `sketches`, sorted
+    /// ascending): `(a, b)` with `a < b`, each pair once, sorted.
+    fn candidates(
+        &self,
+        sketches: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Result<Vec<(u32, u32)>>;
+
+    /// Whether `a` and `b` are a candidate pair by this generator's definition, without
+    /// the big-bucket rule (which may leave such a pair out of a batch run). The
+    /// pairwise verdict ([`crate::verify::Rule::judge`]) asks this.
+    fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool;
+}
+
+/// Bucketing limits shared by the generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BucketLimits {
+    /// Buckets with more members than this use the star-and-window rule. Default 1000.
+    pub max_bucket: usize,
+    /// Neighbours each member of a big bucket is paired with. Default 8.
+    pub window: usize,
+}
+
+impl Default for BucketLimits {
+    fn default() -> Self {
+        BucketLimits {
+            max_bucket: 1000,
+            window: 8,
+        }
+    }
+}
+
+/// Work counters and pairs of one chunk of buckets: (enumerated, big, big members, pairs).
+type BucketWork = (u64, u64, u64, Vec<(u32, u32)>);
+
+/// Sorts `(key, doc)` and appends the pairs of each bucket to `out` (big buckets by the
+/// star-and-window rule). `keep(a, b)` filters pairs as they are enumerated.
+fn bucket_pairs(
+    keys: &mut [(u64, u32)],
+    limits: BucketLimits,
+    stats: &mut CandidateStats,
+    out: &mut Vec<(u32, u32)>,
+    keep: impl Fn(u32, u32) -> bool + Sync,
+) {
+    sort_hashed(keys, |k| k.0);
+    stats.passes += 1;
+    stats.keys += keys.len() as u64;
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let mut j = i + 1;
+        while j < keys.len() && keys[j].0 == keys[i].0 {
+            j += 1;
+        }
+        if j - i > 1 {
+            runs.push((i, j));
+        }
+        i = j;
+    }
+    let keys = &*keys;
+    let found: Vec<BucketWork> = runs
+        .par_chunks(256)
+        .map(|chunk| {
+            let (mut enumerated, mut big, mut big_members) = (0u64, 0u64, 0u64);
+            let mut pairs = Vec::new();
+            for &(s, e) in chunk {
+                let m = &keys[s..e];
+                let n = m.len();
+                if n <= limits.max_bucket {
+                    for x in 0..n {
+                        for y in x + 1..n {
+                            enumerated += 1;
+                            let (a, b) = (m[x].1, m[y].1);
+                            if a != b && keep(a, b) {
+                                pairs.push((a.min(b), a.max(b)));
+                            }
+                        }
+                    }
+                } else {
+                    big += 1;
+                    big_members += n as u64;
+                    for x in 0..n {
+                        if x > 0 {
+                            enumerated += 1;
+                            if keep(m[0].1, m[x].1) {
+                                pairs.push((m[0].1, m[x].1));
+                            }
+                        }
+                        if x == 0 {
+                            continue;
+                        }
+                        for y in x + 1..n.min(x + 1 + limits.window) {
+                            enumerated += 1;
+                            if keep(m[x].1, m[y].1) {
+                                pairs.push((m[x].1, m[y].1));
+                            }
+                        }
+                    }
+                }
+            }
+            (enumerated, big, big_members, pairs)
+        })
+        .collect();
+    for (e, b, bm, p) in found {
+        stats.pairs_enumerated += e;
+        stats.big_buckets += b;
+        stats.big_bucket_members += bm;
+        out.extend(p);
+    }
+}
+
+/// Sorts `v` (ascending, as `sort_unstable` would) when `top(x)`, the leading 64 bits
+/// of each element's first field, is spread evenly — a hash: one counting pass on the
+/// leading bits puts every element into its bucket (about two per bucket), then each
+/// bucket is sorted on its own. Linear time, against `n log n` for a comparison sort.
+/// Skewed keys only make some buckets big (a big bucket is sorted by `sort_unstable`),
+/// never the result different. `top` must not decrease along the order of `T`.
+pub(crate) fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) -> u64) {
+    let n = v.len();
+    if n < 1024 {
+        v.sort_unstable();
+        return;
+    }
+    let bits = (usize::BITS - (n / 2).leading_zeros()).min(24);
+    let shift = 64 - bits;
+    let bucket = |x: &T| (top(x) >> shift) as usize;
+    let mut start = vec![0u32; (1 << bits) + 1];
+    for x in v.iter() {
+        start[bucket(x) + 1] += 1;
+    }
+    for b in 1..start.len() {
+        start[b] += start[b - 1];
+    }
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    out.extend_from_slice(v);
+    let mut next = start.clone();
+    for x in out.iter() {
+        let b = bucket(x);
+        v[next[b] as usize] = *x;
+        next[b] += 1;
+    }
+    for w in start.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if b - a > 1 {
+            v[a..b].sort_unstable();
+        }
+    }
+}
+
+/// The bucketing passes of one generator run: each pass buckets one key per document,
+/// enumerates the pairs of each bucket that `keep` accepts, and merges them into the
+/// sorted, de-duplicated output.
+struct Passes<'a> {
+    keys: Vec<(u64, u32)>,
+    out: Vec<(u32, u32)>,
+    limits: BucketLimits,
+    stats: &'a mut CandidateStats,
+}
+
+impl<'a> Passes<'a> {
+    fn new(limits: BucketLimits, stats: &'a mut CandidateStats) -> Self {
+        Passes {
+            keys: Vec::new(),
+            out: Vec::new(),
+            limits,
+            stats,
+        }
+    }
+
+    fn pass(
+        &mut self,
+        keys: impl ParallelIterator<Item = (u64, u32)>,
+        keep: impl Fn(u32, u32) -> bool + Sync,
+    ) {
+        self.keys.clear();
+        self.keys.par_extend(keys);
+        bucket_pairs(&mut self.keys, self.limits, self.stats, &mut self.out, keep);
+        dedup(&mut self.out);
+    }
+
+    fn finish(self) -> Vec<(u32, u32)> {
+        finish(self.out, self.stats)
+    }
+}
+
+/// Sorts and removes repeated pairs (a pair can share several buckets).
+fn dedup(pairs: &mut Vec<(u32, u32)>) {
+    pairs.par_sort_unstable();
+    pairs.dedup();
+}
+
+fn finish(mut pairs: Vec<(u32, u32)>, stats: &mut CandidateStats) -> Vec<(u32, u32)> {
+    dedup(&mut pairs);
+    stats.candidates += pairs.len() as u64;
+    pairs
+}
+
+/// Megashingle passes (C(m', 2)) above which [`Supershingles`] buckets by groups of
+/// slots instead.
+pub const MAX_MEGASHINGLE_PASSES: usize = 64;
+/// Seed base of slot-group keys.
+const GROUP_SEED: u64 = 0x4752_4f55_504b_4559; // "GROUPKEY"
+
+/// Candidates: pairs sharing at least `min_shared` supershingles (seed 003: r = 2 of 6).
+#[derive(Debug, Clone)]
+pub struct Supershingles {
+    /// Minimum number of agreeing supershingles, inclusive.
+    pub min_shared: usize,
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for Supershingles {
+    fn name(&self) -> String {
+        format!("broder(shared>={})", self.min_shared)
+    }
+
+    fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
+        let r = self.min_shared.clamp(1, a.supershingles.len().max(1));
+        shared_supershingles(a.supershingles, b.supershingles) >= r
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Result<Vec<(u32, u32)>> {
+        if sk.is_empty() || active.is_empty() {
+            return Ok(Vec::new());
+        }
+        let slots = sk.get(0).supershingles.len();
+        let r = self.min_shared.clamp(1, slots.max(1));
+        let ss = |d: u32| sk.supershingles(d as usize);
+        // Checked on the sketches: a key collision without real agreement is no candidate.
+        let enough = |a: u32, b: u32| shared_supershingles(ss(a), ss(b)) >= r;
+        let mut p = Passes::new(self.limits, stats);
+        if r == 1 || slots < 2 {
+            for s in 0..slots {
+                p.pass(active.par_iter().map(|&d| (ss(d)[s], d)), |_, _| true);
+            }
+        } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
+            // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
+            // into m' − r + 1 contiguous groups, some group agrees entirely.
+            let groups = slots - r + 1;
+            for g in 0..groups {
+                let (s0, s1) = (g * slots / groups, (g + 1) * slots / groups);
+                let seed = GROUP_SEED.wrapping_add(g as u64);
+                p.pass(
+                    active
+                        .par_iter()
+                        .map(|&d| (combine(&ss(d)[s0..s1], seed), d)),
+                    enough,
+                );
+            }
+        } else {
+            for i in 0..slots {
+                for j in i + 1..slots {
+                    p.pass(
+                        active
+                            .par_iter()
+                            .map(|&d| (megashingle(ss(d)[i], ss(d)[j]), d)),
+                        enough,
+                    );
+                }
+            }
+        }
+        Ok(p.finish())
+    }
+}
+
+/// Key of bits `start..end` of a bit vector (bit `i` in word `i / 64`, position `i % 64`).
+fn block_key(words: &[u64], start: usize, end: usize, block: usize) -> u64 {
+    let mut parts = [0u64; 17];
+    let mut n = 0;
+    let mut pos = start;
+    while pos < end {
+        let w = pos / 64;
+        let off = pos % 64;
+        let take = (64 - off).min(end - pos);
+        let mask = if take == 64 {
+            u64::MAX
+        } else {
+            (1u64 << take) - 1
+        };
+        parts[n] = (words[w] >> off) & mask;
+        n += 1;
+        pos += take;
+    }
+    parts[n] = block as u64;
+    combine(&parts[..=n], 0x424c_4f43_4b4b_4559) // "BLOCKKEY"
+}
+
+/// Candidates: every pair whose Charikar projections differ in at most `max_distance`
+/// bits (agreement ≥ `b − max_distance`), found by the block pigeonhole index (seed 003,
+/// end of §4.2.3: the high-recall union). Exact: no pair within the distance is missed,
+/// except through the big-bucket rule.
+#[derive(Debug, Clone)]
+pub struct CharikarBlocks {
+    /// Maximum Hamming distance, inclusive.
+    pub max_distance: u32,
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for CharikarBlocks {
+    fn name(&self) -> String {
+        format!("charikar-blocks(distance<={})", self.max_distance)
+    }
+
+    fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
+        hamming(a.charikar, b.charikar) <= self.max_distance
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Result<Vec<(u32, u32)>> {
+        if sk.is_empty() || active.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bits = sk.get(0).charikar.len() * 64;
+        let blocks = (self.max_distance as usize + 1).min(bits);
+        let h = self.max_distance;
+        let ch = |d: u32| sk.charikar(d as usize);
+        let mut p = Passes::new(self.limits, stats);
+        for k in 0..blocks {
+            let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
+            p.pass(
+                active.par_iter().map(|&d| (block_key(ch(d), s, e, k), d)),
+                |a, b| hamming(ch(a), ch(b)) <= h,
+            );
+        }
+        Ok(p.finish())
+    }
+}
+
+/// Candidates: pairs sharing at least one Pugh bucket checksum (seed 004), same repeat
+/// and list; empty lists never match. The sketches must carry checksums
+/// ([`crate::SketchConfig::pugh`]).
+#[derive(Debug, Clone)]
+pub struct PughChecksums {
+    /// Big-bucket limits.
+    pub limits: BucketLimits,
+}
+
+impl CandidateGenerator for PughChecksums {
+    fn name(&self) -> String {
+        "pugh(shared>=1)".into()
+    }
+
+    fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
+        a.pugh.iter().zip(b.pugh).any(|(x, y)| x == y && *x != 0)
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Result<Vec<(u32, u32)>> {
+        if sk.is_empty() || active.is_empty() {
+            return Ok(Vec::new());
+        }
+        let width = sk.get(0).pugh.len();
+        let mut p = Passes::new(self.limits, stats);
+        for slot in 0..width {
+            // Empty lists (0) are left out: they never match.
+            let keys = active
+                .par_iter()
+                .map(|&d| (sk.get(d as usize).pugh[slot], d))
+                .filter(|k| k.0 != 0);
+            p.pass(keys, |_, _| true);
+        }
+        Ok(p.finish())
+    }
+}
+
+/// Candidates: every pair whose 64-bit simhashes differ in at most `k` bits (inclusive),
+/// found by the permuted sorted tables of [`crate::index`] (seeds 000/002).
+#[derive(Debug, Clone)]
+pub struct SimhashCandidates {
+    /// The table design (its `k` is the distance).
+    pub design: crate::index::Design,
+}
+
+impl CandidateGenerator for SimhashCandidates {
+    fn name(&self) -> String {
+        format!("simhash64(distance<={})", self.design.k)
+    }
+
+    fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
+        hamming(&[a.simhash], &[b.simhash]) <= self.design.k
+    }
+
+    fn candidates(
+        &self,
+        sk: &Sketches,
+        active: &[u32],
+        stats: &mut CandidateStats,
+    ) -> Result<Vec<(u32, u32)>> {
+        let fps: Vec<u64> = active.iter().map(|&d| sk.get(d as usize).simhash).collect();
+        let pairs = crate::index::all_pairs(&self.design, &fps)?;
+        stats.passes += self.design.tables().len() as u64;
+        stats.keys += (fps.len() * self.design.tables().len()) as u64;
+        let mut out: Vec<(u32, u32)> = pairs
+            .into_iter()
+            .map(|(i, j, _)| (active[i as usize], active[j as usize]))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        stats.candidates += out.len() as u64;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_hashed;
+    use rand::RngExt;
+    use rand_chacha::rand_core::SeedableRng;
+
+    type KeyGen = Box<dyn Fn(&mut rand_chacha::ChaCha8Rng) -> u64>;
+
+    #[test]
+    fn sort_hashed_sorts_like_sort_unstable() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for n in [0usize, 1, 2, 1023, 1024, 1025, 5000, 100_000] {
+            // Hashes, a few distinct keys (skewed: huge buckets), keys differing only in
+            // the low bits (all in one bucket), and duplicates of whole elements.
+            let kinds: [KeyGen; 4] = [
+                Box::new(|r| r.random()),
+                Box::new(|r| r.random_range(0..3u64) << 62),
+                Box::new(|r| r.random_range(0..1000u64)),
+                Box::new(|r| r.random_range(0..50u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ];
+            for key in &kinds {
+                let mut v: Vec<(u64, u32)> = (0..n)
+                    .map(|_| (key(&mut rng), rng.random_range(0..100u32)))
+                    .collect();
+                let mut want = v.clone();
+                want.sort_unstable();
+                sort_hashed(&mut v, |x| x.0);
+                assert_eq!(v, want, "n = {n}");
+            }
+        }
+    }
+}

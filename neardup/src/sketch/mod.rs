@@ -1,0 +1,599 @@
+//! The per-document sketch, its configuration and the [`Sketcher`] that computes it.
+
+pub mod boilerplate;
+pub mod broder;
+pub mod charikar;
+pub mod hash;
+pub mod pugh;
+pub mod shingle;
+pub(crate) mod simd;
+pub mod tokenize;
+
+use crate::document::Document;
+use crate::error::{check_range, Error, Result};
+use crate::sketch::broder::{supershingles, MinHasher};
+use crate::sketch::charikar::{ProjectScratch, Projector};
+use crate::sketch::hash::{combine128, term_fingerprint};
+use crate::sketch::shingle::shingles;
+use crate::sketch::tokenize::{Tokenizer, Tokens};
+use serde::{Deserialize, Serialize};
+
+/// Seed of the exact-duplicate fingerprint ([`combine128`] of the term sequence).
+pub const EXACT_SEED: u64 = 0x4558_4143_5431_3238; // "EXACT128"
+
+/// Which features a Charikar projection sums over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Features {
+    /// Single terms (seed 003's default).
+    #[default]
+    Terms,
+    /// The k-term shingles used for min-hashing.
+    Shingles,
+}
+
+/// Validated settings of the sketch. Build one with [`SketchConfig::builder`].
+///
+/// Two sketches can be compared only when computed with equal settings;
+/// [`SketchConfig::fingerprint`] identifies them in saved files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SketchConfig {
+    /// Terms per shingle, `k`.
+    pub shingle_size: usize,
+    /// Whether shingle windows wrap around the end of the document.
+    pub wrap_around: bool,
+    /// Number of min-hash values, `m`.
+    pub minhashes: usize,
+    /// Number of supershingles, `m'` (divides `m`).
+    pub supershingles: usize,
+    /// Bits of the Charikar projection, `b`.
+    pub charikar_bits: usize,
+    /// Features of the Charikar projection.
+    pub charikar_features: Features,
+    /// Case folding of terms.
+    pub case_fold: bool,
+    /// Stop words, dropped from the term sequence.
+    pub stop_words: Vec<String>,
+    /// Integer weights of particular terms (Charikar and simhash only).
+    pub term_weights: Vec<(String, u32)>,
+    /// Weight multiplier of terms inside an HTML `<title>`.
+    pub title_weight: u32,
+    /// Seed mixed into every random parameter; sketches with different seeds are
+    /// incomparable.
+    pub seed: u64,
+    /// Pugh bucket checksums ([`crate::sketch::pugh`]), computed only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pugh: Option<crate::sketch::pugh::PughConfig>,
+}
+
+impl Default for SketchConfig {
+    fn default() -> Self {
+        SketchConfig {
+            shingle_size: 8,
+            wrap_around: false,
+            minhashes: 84,
+            supershingles: 6,
+            charikar_bits: 384,
+            charikar_features: Features::Terms,
+            case_fold: true,
+            stop_words: Vec::new(),
+            term_weights: Vec::new(),
+            title_weight: 1,
+            seed: 0,
+            pugh: None,
+        }
+    }
+}
+
+/// Builder of [`SketchConfig`]; every setter documents its default.
+#[derive(Debug, Clone, Default)]
+pub struct SketchConfigBuilder {
+    config: SketchConfig,
+}
+
+impl SketchConfig {
+    /// A builder starting from the paper defaults (seed 003).
+    pub fn builder() -> SketchConfigBuilder {
+        SketchConfigBuilder::default()
+    }
+
+    /// Checks every setting; the builder calls this.
+    pub fn validate(&self) -> Result<()> {
+        check_range("shingle_size", self.shingle_size as u64, 1, 64)?;
+        check_range("minhashes", self.minhashes as u64, 1, 4096)?;
+        check_range("supershingles", self.supershingles as u64, 1, 256)?;
+        if !self.minhashes.is_multiple_of(self.supershingles) {
+            return Err(Error::SupershinglesDoNotDivide {
+                minhashes: self.minhashes,
+                supershingles: self.supershingles,
+            });
+        }
+        if !self.charikar_bits.is_multiple_of(64) || !(64..=1024).contains(&self.charikar_bits) {
+            return Err(Error::CharikarBits(self.charikar_bits));
+        }
+        check_range("title_weight", self.title_weight as u64, 1, 1_000_000)?;
+        if let Some(p) = &self.pugh {
+            p.validate()?;
+        }
+        Ok(())
+    }
+
+    /// Min-hash values per supershingle (`m / m'`, 14 by default).
+    pub fn supershingle_width(&self) -> usize {
+        self.minhashes / self.supershingles
+    }
+
+    /// A stable 64-bit identity of every setting that changes a sketch.
+    pub fn fingerprint(&self) -> u64 {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        term_fingerprint(text.as_bytes())
+    }
+}
+
+impl SketchConfigBuilder {
+    /// Terms per shingle, `k`: 1..=64. By default 8 (seed 003 allows 5–10).
+    pub fn shingle_size(&mut self, k: usize) -> &mut Self {
+        self.config.shingle_size = k;
+        self
+    }
+
+    /// Let shingle windows wrap around the end of the document, giving `n` shingles for
+    /// `n` terms instead of `n − k + 1` (seed 003). By default off.
+    pub fn wrap_around(&mut self, yes: bool) -> &mut Self {
+        self.config.wrap_around = yes;
+        self
+    }
+
+    /// Min-hash values, `m`: 1..=4096. By default 84 (seed 003).
+    pub fn minhashes(&mut self, m: usize) -> &mut Self {
+        self.config.minhashes = m;
+        self
+    }
+
+    /// Supershingles, `m'`: 1..=256 and dividing `m`. By default 6, of 14 min-values each
+    /// (seed 003).
+    pub fn supershingles(&mut self, count: usize) -> &mut Self {
+        self.config.supershingles = count;
+        self
+    }
+
+    /// Bits of the Charikar projection: a multiple of 64 in 64..=1024. By default 384
+    /// (seed 003).
+    pub fn charikar_bits(&mut self, bits: usize) -> &mut Self {
+        self.config.charikar_bits = bits;
+        self
+    }
+
+    /// Features of the Charikar projection. By default [`Features::Terms`] (seed 003).
+    pub fn charikar_features(&mut self, f: Features) -> &mut Self {
+        self.config.charikar_features = f;
+        self
+    }
+
+    /// Case folding. By default on.
+    pub fn case_fold(&mut self, yes: bool) -> &mut Self {
+        self.config.case_fold = yes;
+        self
+    }
+
+    /// Stop words removed from the term sequence (seed 002 §2). By default none.
+    pub fn stop_words<I: IntoIterator<Item = S>, S: Into<String>>(
+        &mut self,
+        words: I,
+    ) -> &mut Self {
+        self.config.stop_words = words.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Integer weights (≥ 1) of particular terms in the Charikar and simhash
+    /// projections. By default every term weighs 1.
+    pub fn term_weights<I: IntoIterator<Item = (S, u32)>, S: Into<String>>(
+        &mut self,
+        weights: I,
+    ) -> &mut Self {
+        self.config.term_weights = weights.into_iter().map(|(s, w)| (s.into(), w)).collect();
+        self
+    }
+
+    /// Weight multiplier for terms inside an HTML `<title>`: 1..=1000000. By default 1
+    /// (off).
+    pub fn title_weight(&mut self, w: u32) -> &mut Self {
+        self.config.title_weight = w;
+        self
+    }
+
+    /// Also compute Pugh bucket checksums with these settings (seed 004). By default
+    /// off.
+    pub fn pugh(&mut self, p: Option<crate::sketch::pugh::PughConfig>) -> &mut Self {
+        self.config.pugh = p;
+        self
+    }
+
+    /// Seed mixed into every random parameter. By default 0.
+    pub fn seed(&mut self, seed: u64) -> &mut Self {
+        self.config.seed = seed;
+        self
+    }
+
+    /// Validates and returns the configuration.
+    pub fn build(&self) -> Result<SketchConfig> {
+        self.config.validate()?;
+        Ok(self.config.clone())
+    }
+}
+
+/// The sketch of one document: about 124 bytes with the default settings
+/// (6 supershingles, 384 Charikar bits, simhash, exact fingerprint, term count).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sketch {
+    /// The `m'` supershingles (slot `j` at index `j`).
+    pub supershingles: Vec<u64>,
+    /// The `b`-bit Charikar projection, `b / 64` words.
+    pub charikar: Vec<u64>,
+    /// The 64-bit simhash (Charikar over weighted terms with `b = 64`, seeds 000/002).
+    pub simhash: u64,
+    /// 128-bit fingerprint of the normalized term sequence (exact duplicates).
+    pub exact: u128,
+    /// Number of terms after stop-word removal.
+    pub terms: u32,
+    /// Pugh bucket checksums, `R · L` (0 = empty list); empty when not configured.
+    #[serde(default)]
+    pub pugh: Vec<u64>,
+}
+
+impl Sketch {
+    /// A borrowed view.
+    pub fn as_ref(&self) -> SketchRef<'_> {
+        SketchRef {
+            supershingles: &self.supershingles,
+            charikar: &self.charikar,
+            simhash: self.simhash,
+            exact: self.exact,
+            terms: self.terms,
+            pugh: &self.pugh,
+        }
+    }
+}
+
+/// A borrowed sketch, as stored in [`Sketches`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SketchRef<'a> {
+    /// Supershingles.
+    pub supershingles: &'a [u64],
+    /// Charikar projection.
+    pub charikar: &'a [u64],
+    /// 64-bit simhash.
+    pub simhash: u64,
+    /// Exact fingerprint.
+    pub exact: u128,
+    /// Term count.
+    pub terms: u32,
+    /// Pugh checksums (empty when not configured).
+    pub pugh: &'a [u64],
+}
+
+impl SketchRef<'_> {
+    /// An owned copy.
+    pub fn to_owned(&self) -> Sketch {
+        Sketch {
+            supershingles: self.supershingles.to_vec(),
+            charikar: self.charikar.to_vec(),
+            simhash: self.simhash,
+            exact: self.exact,
+            terms: self.terms,
+            pugh: self.pugh.to_vec(),
+        }
+    }
+}
+
+/// Sketches of many documents, stored column-wise (no per-document allocation).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Sketches {
+    ss: usize,
+    words: usize,
+    supershingles: Vec<u64>,
+    charikar: Vec<u64>,
+    simhash: Vec<u64>,
+    exact: Vec<u128>,
+    terms: Vec<u32>,
+    #[serde(default)]
+    pw: usize,
+    #[serde(default)]
+    pugh: Vec<u64>,
+}
+
+impl Sketches {
+    /// An empty store for sketches made with `config`.
+    pub fn new(config: &SketchConfig) -> Self {
+        Sketches {
+            ss: config.supershingles,
+            words: config.charikar_bits / 64,
+            pw: config.pugh.map_or(0, |p| p.width()),
+            ..Default::default()
+        }
+    }
+
+    /// Number of sketches.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// Appends a sketch; it must come from the same settings.
+    pub fn push(&mut self, s: &Sketch) {
+        debug_assert_eq!(s.supershingles.len(), self.ss);
+        debug_assert_eq!(s.charikar.len(), self.words);
+        self.supershingles.extend_from_slice(&s.supershingles);
+        self.charikar.extend_from_slice(&s.charikar);
+        self.simhash.push(s.simhash);
+        self.exact.push(s.exact);
+        self.terms.push(s.terms);
+        let mut p = s
+            .pugh
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(0))
+            .take(self.pw);
+        self.pugh.extend(&mut p);
+    }
+
+    /// The sketch at ordinal `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> SketchRef<'_> {
+        SketchRef {
+            supershingles: &self.supershingles[i * self.ss..(i + 1) * self.ss],
+            charikar: &self.charikar[i * self.words..(i + 1) * self.words],
+            simhash: self.simhash[i],
+            exact: self.exact[i],
+            terms: self.terms[i],
+            pugh: &self.pugh[i * self.pw..(i + 1) * self.pw],
+        }
+    }
+
+    /// The supershingles of the sketch at ordinal `i` (what [`get`](Self::get) gives,
+    /// without touching the other columns: for loops over many documents).
+    #[inline]
+    pub fn supershingles(&self, i: usize) -> &[u64] {
+        &self.supershingles[i * self.ss..(i + 1) * self.ss]
+    }
+
+    /// The Charikar projection of the sketch at ordinal `i`, alone.
+    #[inline]
+    pub fn charikar(&self, i: usize) -> &[u64] {
+        &self.charikar[i * self.words..(i + 1) * self.words]
+    }
+
+    /// Bytes of sketch data per document.
+    pub fn bytes_per_document(&self) -> usize {
+        self.ss * 8 + self.words * 8 + 8 + 16 + 4 + self.pw * 8
+    }
+}
+
+/// Reusable buffers of a [`Sketcher`]; one per thread.
+#[derive(Debug, Default, Clone)]
+pub struct Scratch {
+    tokens: Tokens,
+    shingles: Vec<u64>,
+    mins: Vec<u64>,
+    project: ProjectScratch,
+}
+
+/// Everything computed for one document, for inspection (`neardup pair`, evaluation).
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Term fingerprints in order.
+    pub terms: Vec<u64>,
+    /// Shingle fingerprints in order.
+    pub shingles: Vec<u64>,
+    /// The `m` min-values.
+    pub min_values: Vec<u64>,
+    /// The sketch.
+    pub sketch: Sketch,
+}
+
+/// Computes sketches. Cheap to share between threads (`&Sketcher` is `Sync`).
+#[derive(Debug, Clone)]
+pub struct Sketcher {
+    config: SketchConfig,
+    tokenizer: Tokenizer,
+    minhasher: MinHasher,
+    charikar: Projector,
+    simhash: Projector,
+    /// `charikar` then `simhash` in one pass, when both project terms.
+    both: Projector,
+    pugh: Option<crate::sketch::pugh::Pugh>,
+}
+
+impl Sketcher {
+    /// A sketcher for a validated configuration.
+    pub fn new(config: SketchConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Sketcher {
+            tokenizer: Tokenizer::new(
+                config.case_fold,
+                &config.stop_words,
+                &config.term_weights,
+                config.title_weight,
+            ),
+            minhasher: MinHasher::new(config.minhashes, config.seed),
+            charikar: Projector::new(config.charikar_bits, 2, config.seed),
+            simhash: Projector::new(64, 3, config.seed),
+            both: Projector::new(config.charikar_bits, 2, config.seed).concat(&Projector::new(
+                64,
+                3,
+                config.seed,
+            )),
+            pugh: config
+                .pugh
+                .map(|p| crate::sketch::pugh::Pugh::new(p, config.seed)),
+            config,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SketchConfig {
+        &self.config
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The min-hash functions.
+    pub fn minhasher(&self) -> &MinHasher {
+        &self.minhasher
+    }
+
+    /// Sketches one document.
+    pub fn sketch(&self, doc: &Document) -> Sketch {
+        self.sketch_with(doc, &mut Scratch::default())
+    }
+
+    /// Sketches one document reusing `scratch`'s buffers.
+    pub fn sketch_with(&self, doc: &Document, scratch: &mut Scratch) -> Sketch {
+        scratch.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
+        self.sketch_tokens(scratch, None)
+    }
+
+    /// Sketches one document without its `boilerplate` shingles (see
+    /// [`crate::sketch::boilerplate`]): the terms covered only by boilerplate shingles are
+    /// removed (from every part of the sketch), and boilerplate shingles left over are
+    /// not min-hashed. Returns the sketch and the number of terms and shingles removed
+    /// (0 when nothing changed).
+    pub fn sketch_without(
+        &self,
+        doc: &Document,
+        scratch: &mut Scratch,
+        boilerplate: Option<&ahash::AHashSet<u64>>,
+    ) -> (Sketch, usize) {
+        scratch.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
+        let Some(bp) = boilerplate else {
+            return (self.sketch_tokens(scratch, None), 0);
+        };
+        let k = self.config.shingle_size;
+        scratch.shingles.clear();
+        shingles(&scratch.tokens.fps, k, false, &mut scratch.shingles);
+        let terms = crate::sketch::boilerplate::strip_terms(
+            &mut scratch.tokens.fps,
+            &mut scratch.tokens.weights,
+            &scratch.shingles,
+            k,
+            bp,
+        );
+        let (sketch, dropped) = {
+            let mut dropped = 0;
+            let s = self.sketch_tokens(scratch, Some((bp, &mut dropped)));
+            (s, dropped)
+        };
+        (sketch, terms + dropped)
+    }
+
+    /// The distinct `k`-term shingles of a document (no wrap-around), sorted: what the
+    /// boilerplate pass counts.
+    pub fn distinct_shingles(&self, doc: &Document, scratch: &mut Scratch) -> Vec<u64> {
+        scratch.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
+        let mut v = Vec::new();
+        shingles(&scratch.tokens.fps, self.config.shingle_size, false, &mut v);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Sketches a sequence of term fingerprints (weights 1).
+    pub fn sketch_terms(&self, terms: &[u64]) -> Sketch {
+        let mut scratch = Scratch::default();
+        scratch.tokens.fps.extend_from_slice(terms);
+        self.sketch_tokens(&mut scratch, None)
+    }
+
+    /// With `drop`, shingles in the set are left out (unless that leaves none) and
+    /// their number is added to the counter.
+    fn sketch_tokens(
+        &self,
+        s: &mut Scratch,
+        drop: Option<(&ahash::AHashSet<u64>, &mut usize)>,
+    ) -> Sketch {
+        let c = &self.config;
+        s.shingles.clear();
+        shingles(
+            &s.tokens.fps,
+            c.shingle_size,
+            c.wrap_around,
+            &mut s.shingles,
+        );
+        if let Some((bp, dropped)) = drop {
+            let n = s.shingles.len();
+            let left = s.shingles.iter().filter(|h| !bp.contains(h)).count();
+            if left > 0 && left < n {
+                s.shingles.retain(|h| !bp.contains(h));
+                *dropped += n - left;
+            }
+        }
+        s.mins.resize(c.minhashes, 0);
+        self.minhasher.min_values(&s.shingles, &mut s.mins);
+        let mut ss = vec![0u64; c.supershingles];
+        supershingles(&s.mins, &mut ss);
+        let words = c.charikar_bits / 64;
+        let mut charikar = vec![0u64; words + 1];
+        match c.charikar_features {
+            Features::Terms => self.both.project(
+                &s.tokens.fps,
+                &s.tokens.weights,
+                &mut s.project,
+                &mut charikar,
+            ),
+            Features::Shingles => {
+                self.charikar
+                    .project(&s.shingles, &[], &mut s.project, &mut charikar);
+                self.simhash.project(
+                    &s.tokens.fps,
+                    &s.tokens.weights,
+                    &mut s.project,
+                    &mut charikar[words..],
+                );
+            }
+        }
+        let simhash = charikar.pop().unwrap_or_default();
+        let mut pugh = Vec::new();
+        if let Some(p) = &self.pugh {
+            pugh.resize(p.config().width(), 0);
+            let features = if p.config().shingles {
+                &s.shingles
+            } else {
+                &s.tokens.fps
+            };
+            p.checksums(features, &mut pugh);
+        }
+        Sketch {
+            supershingles: ss,
+            charikar,
+            simhash,
+            exact: combine128(&s.tokens.fps, EXACT_SEED),
+            terms: s.tokens.fps.len().min(u32::MAX as usize) as u32,
+            pugh,
+        }
+    }
+
+    /// Everything about one document: terms, shingles, min-values and sketch.
+    pub fn analyze(&self, doc: &Document) -> Analysis {
+        let mut s = Scratch::default();
+        let sketch = self.sketch_with(doc, &mut s);
+        Analysis {
+            terms: s.tokens.fps,
+            shingles: s.shingles,
+            min_values: s.mins,
+            sketch,
+        }
+    }
+}

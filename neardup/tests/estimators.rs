@@ -1,0 +1,212 @@
+//! Statistical checks of the estimators (issue: sketch core). Every tolerance is a few
+//! standard deviations of the quantity tested, so a broken estimator fails while a
+//! correct one passes with overwhelming probability; the random inputs come from a
+//! fixed ChaCha seed, so each run is the same.
+use neardup::sketch::broder::{supershingles, MinHasher};
+use neardup::sketch::charikar::{agreement, ProjectScratch, Projector};
+use rand::RngExt;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Two random sets of 64-bit fingerprints with `inter` common and `only` private
+/// elements each: Jaccard = inter / (inter + 2·only).
+fn set_pair(rng: &mut ChaCha8Rng, inter: usize, only: usize) -> (Vec<u64>, Vec<u64>) {
+    let common: Vec<u64> = (0..inter).map(|_| rng.random()).collect();
+    let mut a = common.clone();
+    let mut b = common;
+    a.extend((0..only).map(|_| rng.random::<u64>()));
+    b.extend((0..only).map(|_| rng.random::<u64>()));
+    (a, b)
+}
+
+#[test]
+fn minhash_agreement_is_unbiased_with_binomial_spread() {
+    let mh = MinHasher::new(84, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for &(inter, only) in &[(10, 45), (30, 35), (50, 25), (80, 10), (190, 5)] {
+        let j = inter as f64 / (inter + 2 * only) as f64;
+        let trials = 500;
+        let mut fr = Vec::new();
+        let (mut ma, mut mb) = (vec![0; 84], vec![0; 84]);
+        for _ in 0..trials {
+            let (a, b) = set_pair(&mut rng, inter, only);
+            mh.min_values(&a, &mut ma);
+            mh.min_values(&b, &mut mb);
+            fr.push(neardup::sketch::broder::estimated_resemblance(&ma, &mb));
+        }
+        let mean = fr.iter().sum::<f64>() / trials as f64;
+        let sd = (fr.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (trials - 1) as f64).sqrt();
+        let expect_sd = (j * (1.0 - j) / 84.0).sqrt();
+        assert!((mean - j).abs() <= 0.01, "J={j}: mean agreement {mean}");
+        assert!(
+            (sd / expect_sd - 1.0).abs() <= 0.15,
+            "J={j}: sd {sd} vs binomial {expect_sd}"
+        );
+    }
+}
+
+#[test]
+fn supershingle_agreement_tracks_j_to_the_14() {
+    let mh = MinHasher::new(84, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for &(inter, only) in &[(160, 10), (180, 5), (380, 5)] {
+        let j: f64 = inter as f64 / (inter + 2 * only) as f64;
+        let p = j.powi(14);
+        let trials = 600;
+        let mut agree = 0usize;
+        let (mut ma, mut mb) = (vec![0; 84], vec![0; 84]);
+        let (mut sa, mut sb) = ([0u64; 6], [0u64; 6]);
+        for _ in 0..trials {
+            let (a, b) = set_pair(&mut rng, inter, only);
+            mh.min_values(&a, &mut ma);
+            mh.min_values(&b, &mut mb);
+            supershingles(&ma, &mut sa);
+            supershingles(&mb, &mut sb);
+            agree += neardup::sketch::broder::shared_supershingles(&sa, &sb);
+        }
+        let n = (trials * 6) as f64;
+        let rate = agree as f64 / n;
+        // Slots of one pair are independent given the min-values: binomial sd, 4 sd.
+        let tol = 4.0 * (p * (1.0 - p) / n).sqrt();
+        assert!(
+            (rate - p).abs() <= tol,
+            "J={j}: supershingle agreement {rate} vs J^14 = {p} ± {tol}"
+        );
+    }
+}
+
+#[test]
+fn charikar_agreement_tracks_one_minus_angle_over_pi() {
+    let proj = Projector::new(384, 2, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut scratch = ProjectScratch::default();
+    let n = 300usize;
+    for &shared in &[30usize, 150, 240, 285] {
+        let cos = shared as f64 / n as f64;
+        let expect = 1.0 - cos.acos() / std::f64::consts::PI;
+        let trials = 150;
+        let mut total = 0.0;
+        let (mut pa, mut pb) = ([0u64; 6], [0u64; 6]);
+        for _ in 0..trials {
+            let (a, b) = set_pair(&mut rng, shared, n - shared);
+            proj.project(&a, &[], &mut scratch, &mut pa);
+            proj.project(&b, &[], &mut scratch, &mut pb);
+            total += agreement(&pa, &pb) as f64 / 384.0;
+        }
+        let mean = total / trials as f64;
+        // sd of the mean ≤ 0.5/sqrt(384·150) ≈ 0.002; ±1 projections of 300 terms are
+        // close to Gaussian ones, leave 0.015 for that.
+        assert!(
+            (mean - expect).abs() <= 0.015,
+            "cos={cos}: agreement {mean} vs 1-θ/π = {expect}"
+        );
+    }
+}
+
+#[test]
+fn charikar_counts_frequency_and_weights() {
+    let proj = Projector::new(64, 3, 0);
+    let mut s = ProjectScratch::default();
+    let (mut a, mut b, mut c) = ([0u64], [0u64], [0u64]);
+    // A term repeated three times is the same as weight 3.
+    proj.project(&[1, 2, 2, 2], &[], &mut s, &mut a);
+    proj.project(&[1, 2], &[1, 3], &mut s, &mut b);
+    assert_eq!(a, b);
+    // One feature: the fingerprint is its own ±1 vector.
+    proj.project(&[42], &[], &mut s, &mut c);
+    assert_eq!(c[0], proj.feature_word(42, 0));
+    // Huge weights take the wide path and still give the dominant feature's vector.
+    proj.project(&[42, 7], &[1_000_000, 1], &mut s, &mut c);
+    assert_eq!(c[0], proj.feature_word(42, 0));
+}
+
+#[test]
+fn minhash_kernel_equals_definition() {
+    // Whatever vector path the CPU takes, the result is the definition.
+    // 84 functions (one padded block of the kernel), exactly one block, several.
+    for m in [1usize, 84, 96, 200] {
+        minhash_kernel_case(m);
+    }
+}
+
+fn minhash_kernel_case(m: usize) {
+    let mh = MinHasher::new(m, 5);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for len in [0usize, 1, 3, 4, 5, 17, 1000] {
+        let xs: Vec<u64> = (0..len).map(|_| rng.random()).collect();
+        let mut got = vec![0; m];
+        mh.min_values(&xs, &mut got);
+        // Recover a_i, b_i from single-element sets: h(0) = b, h(1) = a + b.
+        let mut h0 = vec![0; m];
+        let mut h1 = vec![0; m];
+        mh.min_values(&[0], &mut h0);
+        mh.min_values(&[1], &mut h1);
+        for i in 0..m {
+            // 32-bit arithmetic: a = h(1) − h(0), b = h(0) (mod 2^32).
+            let (a, b) = ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32);
+            let want = xs
+                .iter()
+                .map(|&x| {
+                    a.wrapping_mul(neardup::sketch::broder::fold32(x))
+                        .wrapping_add(b) as u64
+                })
+                .min()
+                .unwrap_or(u64::MAX);
+            assert_eq!(got[i], want);
+        }
+    }
+}
+
+#[test]
+fn charikar_kernel_equals_definition() {
+    // 1, 3, 6 and 16 words: every group width of the weighted kernel (1–4 words); 7 and
+    // 17 words (a projection with its simhash) fill one and three vectors of the
+    // unweighted bit-sliced kernel.
+    for bits in [64usize, 192, 384, 1024] {
+        charikar_kernel_case(&Projector::new(bits, 2, 9), true);
+        charikar_kernel_case(&Projector::new(bits, 2, 9), false);
+    }
+    for bits in [384usize, 1024] {
+        let p = Projector::new(bits, 2, 9).concat(&Projector::new(64, 3, 9));
+        charikar_kernel_case(&p, false);
+    }
+}
+
+fn charikar_kernel_case(proj: &Projector, weighted: bool) {
+    let bits = proj.bits();
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let mut s = ProjectScratch::default();
+    // Block edges of the bit-sliced kernel (16 features) and, past 65,535 features,
+    // the segmented path.
+    for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 70_000] {
+        if weighted && len > 3000 {
+            continue;
+        }
+        // Few distinct features, so that many bits tie (a tie is a 0 bit).
+        let xs: Vec<u64> = (0..len).map(|_| rng.random_range(0..200u64)).collect();
+        let ws: Vec<u32> = if weighted {
+            (0..len).map(|_| rng.random_range(1..5u32)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut got = vec![0u64; bits / 64];
+        proj.project(&xs, &ws, &mut s, &mut got);
+        for (j, word) in got.iter().enumerate() {
+            let mut ones = vec![0i64; 64];
+            for (i, &x) in xs.iter().enumerate() {
+                let w = ws.get(i).map_or(1, |&w| w as i64);
+                let f = proj.feature_word(x, j);
+                for (l, o) in ones.iter_mut().enumerate() {
+                    *o += if f >> l & 1 == 1 { w } else { -w };
+                }
+            }
+            for (l, &sum) in ones.iter().enumerate() {
+                assert_eq!(
+                    word >> l & 1 == 1,
+                    sum > 0,
+                    "{bits} bits, {len} features, word {j} bit {l}"
+                );
+            }
+        }
+    }
+}

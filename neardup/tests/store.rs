@@ -1,0 +1,127 @@
+//! Saved sketch files: round trip, damage detection, incremental dedup.
+use neardup::persist::sketches::SavedSketches;
+use neardup::synth::{generate, SynthConfig};
+use neardup::{Document, Pipeline, SketchConfig};
+
+fn saved(n: usize) -> SavedSketches {
+    let c = generate(&SynthConfig {
+        base_documents: n,
+        words: (20, 60),
+        seed: 4,
+        ..Default::default()
+    });
+    let d = Pipeline::builder()
+        .build()
+        .unwrap()
+        .run(c.documents)
+        .unwrap();
+    SavedSketches {
+        config: SketchConfig::default(),
+        ids: d.ids.clone(),
+        sketches: d.sketches,
+    }
+}
+
+#[test]
+fn save_load_round_trip_is_exact() {
+    let s = saved(40);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.sketches");
+    s.save(&p).unwrap();
+    let l = SavedSketches::load(&p).unwrap();
+    assert_eq!(l.ids, s.ids);
+    assert_eq!(l.config, s.config);
+    for i in 0..s.len() {
+        assert_eq!(l.sketches.get(i), s.sketches.get(i));
+    }
+    // Overwriting is atomic: no temporary files are left behind.
+    s.save(&p).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn every_truncation_and_bit_flip_is_an_error_never_a_panic() {
+    let s = saved(5);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.sketches");
+    s.save(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    for cut in 0..bytes.len() {
+        assert!(
+            SavedSketches::from_bytes(&bytes[..cut]).is_err(),
+            "cut at {cut} accepted"
+        );
+    }
+    for i in 0..bytes.len() {
+        for bit in [0, 3, 7] {
+            let mut b = bytes.clone();
+            b[i] ^= 1 << bit;
+            assert!(
+                SavedSketches::from_bytes(&b).is_err(),
+                "flip at {i}.{bit} accepted"
+            );
+        }
+    }
+    let err = SavedSketches::load(&dir.path().join("missing"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing"));
+    std::fs::write(&p, b"hello").unwrap();
+    assert!(SavedSketches::load(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("not a neardup sketch file"));
+}
+
+#[test]
+fn incremental_dedup_equals_one_run_over_both_snapshots() {
+    let c = generate(&SynthConfig {
+        base_documents: 300,
+        words: (200, 600),
+        seed: 8,
+        ..Default::default()
+    });
+    let docs = c.documents;
+    let (old, new) = docs.split_at(docs.len() / 2);
+    let p = Pipeline::builder().build().unwrap();
+    let all = p.run(docs.clone()).unwrap();
+    let first = p.run(old.to_vec()).unwrap();
+    let mut snap = SavedSketches {
+        config: SketchConfig::default(),
+        ids: Vec::new(),
+        sketches: neardup::Sketches::new(&SketchConfig::default()),
+    };
+    for i in first.kept.iter() {
+        snap.ids.push(first.ids[i as usize].clone());
+        snap.sketches
+            .push(&first.sketches.get(i as usize).to_owned());
+    }
+    let second = p
+        .run_against(&snap, new.to_vec(), |d: Document| Ok(d))
+        .unwrap();
+    second.check_accounting().unwrap();
+    assert_eq!(second.stats.read, new.len() as u64);
+    assert_eq!(second.previous, snap.len());
+    let kept_ids = |d: &neardup::Dedup| {
+        d.kept
+            .iter()
+            .map(|i| d.ids[i as usize].clone())
+            .collect::<Vec<_>>()
+    };
+    let mut inc = kept_ids(&first);
+    inc.extend(kept_ids(&second));
+    assert_eq!(inc, kept_ids(&all));
+    assert!(second.stats.near_duplicates + second.stats.exact_duplicates > 0);
+    // A dropped new record names an old record when it duplicates one.
+    assert!(second.fates.iter().skip(second.previous).any(|f| matches!(f, neardup::Fate::NearDuplicate { of } | neardup::Fate::ExactDuplicate { of } if (*of as usize) < second.previous)));
+    // Sketches of other settings are refused.
+    let other = Pipeline::builder()
+        .min_shared(2)
+        .sketch_config(SketchConfig::builder().shingle_size(5).build().unwrap())
+        .build()
+        .unwrap();
+    let err = other
+        .run_against(&snap, new.to_vec(), |d: Document| Ok(d))
+        .unwrap_err();
+    assert!(err.to_string().contains("sketch settings differ"));
+}
