@@ -63,6 +63,7 @@ impl UnionFind {
 /// Which member of a cluster is its representative (the one kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Keep {
     /// The first in input order. The default.
     #[default]
@@ -77,6 +78,7 @@ pub enum Keep {
 /// How verified pairs become clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ClusterMode {
     /// Connected components of the verified pairs (similarity taken as transitive, as
     /// in seed 004). The default.
@@ -124,6 +126,7 @@ pub fn representative(members: &[u32], keep: Keep, terms: &[u32], priority: &[Op
 
 /// Size statistics of a clustering.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClusterStats {
     /// Clusters with at least two members.
     pub clusters: u64,

@@ -45,6 +45,7 @@ use std::sync::Arc;
 /// A kind of planted near-duplicate (see the module table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Kind {
     /// Byte-identical copy.
     Exact,

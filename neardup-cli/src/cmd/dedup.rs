@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::io::{Fields, Format, Input, ReadAhead, Reader};
 use neardup::persist::sketches::SavedSketches;
 use neardup::persist::AtomicFile;
-use neardup::pipeline::{Fate, PairKind, Progress};
+use neardup::pipeline::{Fate, Progress};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -330,7 +330,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
             d.pairs.iter().map(|p| {
                 json!({
                     "a": d.ids[p.a as usize], "b": d.ids[p.b as usize],
-                    "kind": match p.kind { PairKind::Exact => "exact", PairKind::Near => "near", PairKind::HighRecall => "high_recall" },
+                    "kind": p.kind.as_str(),
                     "site": p.class.as_str(),
                     "shared_supershingles": p.shared_supershingles,
                     "charikar_agreement": p.agreement,

@@ -39,6 +39,7 @@ use serde::Serialize;
 
 /// Counters of a candidate generation run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CandidateStats {
     /// Bucketing passes made.
     pub passes: u64,

@@ -356,6 +356,7 @@ pub struct SweepPoint {
 
 /// One algorithm's result.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct AlgorithmResult {
     /// Name.
     pub name: String,
@@ -374,6 +375,7 @@ pub struct AlgorithmResult {
 
 /// The whole evaluation.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct EvalReport {
     /// Pairs labelled near-duplicate.
     pub positives: u64,
@@ -649,6 +651,7 @@ impl PairCounts {
 
 /// One algorithm's end-to-end result on a corpus with ground truth.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CorpusResult {
     /// Name.
     pub name: String,

@@ -22,10 +22,9 @@
 //! on the permuted values.
 
 use crate::error::{Error, Result};
-use crate::persist::AtomicFile;
+use crate::persist::container::{self, Kind, Parts};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::Path;
 use std::sync::RwLock;
 
@@ -561,81 +560,49 @@ impl SimhashIndex {
     pub fn save(&self, path: &Path) -> Result<()> {
         let entries = self.entries();
         let design = serde_json::to_vec(&self.design).map_err(|e| Error::Config(e.to_string()))?;
-        let mut body = Vec::with_capacity(24 + design.len() + entries.len() * 16);
-        body.extend_from_slice(INDEX_MAGIC);
-        body.extend_from_slice(&INDEX_VERSION.to_le_bytes());
-        body.extend_from_slice(&(design.len() as u32).to_le_bytes());
-        body.extend_from_slice(&design);
-        body.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        for (id, fp) in &entries {
-            body.extend_from_slice(&id.to_le_bytes());
-            body.extend_from_slice(&fp.to_le_bytes());
-        }
-        let crc = crc32fast::hash(&body);
-        let mut f = AtomicFile::create(path)?;
-        f.write_all(&body).map_err(|e| Error::io(path, e))?;
-        f.write_all(&crc.to_le_bytes())
-            .map_err(|e| Error::io(path, e))?;
-        f.write_all(INDEX_END).map_err(|e| Error::io(path, e))?;
-        f.commit()
+        container::write(path, &INDEX_KIND, &design, entries.len() as u64, |put| {
+            let mut buf = Vec::with_capacity(16 * 4096);
+            for chunk in entries.chunks(4096) {
+                buf.clear();
+                for (id, fp) in chunk {
+                    buf.extend_from_slice(&id.to_le_bytes());
+                    buf.extend_from_slice(&fp.to_le_bytes());
+                }
+                put(&buf)?;
+            }
+            Ok(())
+        })
     }
 
     /// Loads a saved index; a damaged, truncated or foreign file is [`Error::Corrupt`].
     pub fn load(path: &Path) -> Result<SimhashIndex> {
-        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Self::from_bytes(&data).map_err(|reason| Error::Corrupt {
-            path: path.to_path_buf(),
-            reason,
-        })
+        container::load(path, Self::from_bytes)
     }
 
-    /// Parses the bytes of a saved index.
-    pub fn from_bytes(data: &[u8]) -> std::result::Result<SimhashIndex, String> {
-        if data.len() < 8 || &data[..8] != INDEX_MAGIC {
-            return Err("not a neardup simhash index (bad magic)".into());
-        }
-        if data.len() < 8 + 4 + 4 + 8 + 12 || &data[data.len() - 8..] != INDEX_END {
-            return Err("truncated or damaged: end marker missing".into());
-        }
-        let body = &data[..data.len() - 12];
-        let stored = u32::from_le_bytes(
-            data[data.len() - 12..data.len() - 8]
-                .try_into()
-                .map_err(|_| "short")?,
-        );
-        if crc32fast::hash(body) != stored {
-            return Err("checksum mismatch: the file is damaged".into());
-        }
-        let rd = |at: usize, n: usize| {
-            body.get(at..at + n)
-                .ok_or_else(|| format!("truncated at byte {at}"))
-        };
-        let version = u32::from_le_bytes(rd(8, 4)?.try_into().map_err(|_| "short")?);
-        if version != INDEX_VERSION {
-            return Err(format!(
-                "unsupported index version {version} (this build reads {INDEX_VERSION})"
-            ));
-        }
-        let dlen = u32::from_le_bytes(rd(12, 4)?.try_into().map_err(|_| "short")?) as usize;
+    /// Parses the bytes of a saved index; a damaged, truncated or foreign one is
+    /// [`Error::Corrupt`] (with the path `(bytes)`).
+    pub fn from_bytes(data: &[u8]) -> Result<SimhashIndex> {
+        let Parts {
+            header,
+            count,
+            records: mut r,
+        } = container::read(data, &INDEX_KIND)?;
         let design: Design =
-            serde_json::from_slice(rd(16, dlen)?).map_err(|e| format!("bad design: {e}"))?;
-        design.validate().map_err(|e| format!("bad design: {e}"))?;
-        let at = 16 + dlen;
-        let count = u64::from_le_bytes(rd(at, 8)?.try_into().map_err(|_| "short")?);
-        let rest = body.len() - at - 8;
+            serde_json::from_slice(header).map_err(|e| r.error(format!("bad design: {e}")))?;
+        design
+            .validate()
+            .map_err(|e| r.error(format!("bad design: {e}")))?;
+        let rest = r.remaining();
         if count.checked_mul(16) != Some(rest as u64) {
-            return Err(format!(
+            return Err(r.error(format!(
                 "{count} entries do not match the {rest} bytes present"
-            ));
+            )));
         }
-        let entries = body[at + 8..].chunks_exact(16).map(|c| {
-            let (a, b) = c.split_at(8);
-            (
-                u64::from_le_bytes(a.try_into().unwrap_or_default()),
-                u64::from_le_bytes(b.try_into().unwrap_or_default()),
-            )
-        });
-        let idx = SimhashIndex::new(design).map_err(|e| e.to_string())?;
+        let mut entries = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            entries.push((r.u64()?, r.u64()?));
+        }
+        let idx = SimhashIndex::new(design)?;
         idx.extend(entries);
         Ok(idx)
     }
@@ -647,6 +614,14 @@ pub const INDEX_MAGIC: &[u8; 8] = b"NDSIMIDX";
 pub const INDEX_END: &[u8; 8] = b"NDSIEND1";
 /// Saved index format version.
 pub const INDEX_VERSION: u32 = 1;
+
+const INDEX_KIND: Kind = Kind {
+    name: "simhash index",
+    magic: INDEX_MAGIC,
+    end: INDEX_END,
+    version: INDEX_VERSION,
+    refused: &[],
+};
 
 impl Permutation {
     /// The inverse permutation.

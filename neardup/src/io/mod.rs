@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 /// Input formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// JSON lines, optionally gzip or zstd compressed (detected by extension).
     Jsonl,
@@ -47,6 +48,7 @@ impl std::str::FromStr for Format {
 
 /// Compression of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Compression {
     /// None.
     None,

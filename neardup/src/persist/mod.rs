@@ -2,9 +2,12 @@
 //!
 //! * [`atomic`]: output files that are wholly written or not at all (and devices,
 //!   FIFOs and symbolic links handled as users expect).
+//! * [`container`]: the one file format every saved file uses (magic, version, JSON
+//!   header, records, CRC-32, end marker).
 //! * [`sketches`]: saved sketch files for incremental runs.
 
 pub mod atomic;
+pub mod container;
 pub mod sketches;
 
 pub use atomic::AtomicFile;

@@ -54,6 +54,7 @@ use std::time::Instant;
 /// What happened to one input record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fate", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Fate {
     /// Kept (a representative or a unique document).
     Kept,
@@ -77,6 +78,7 @@ pub enum Fate {
 /// How a pair was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PairKind {
     /// Equal exact fingerprints.
     Exact,
@@ -84,6 +86,17 @@ pub enum PairKind {
     Near,
     /// Found only by the high-recall union.
     HighRecall,
+}
+
+impl PairKind {
+    /// `"exact"`, `"near"` or `"high_recall"` (as in the pairs output).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairKind::Exact => "exact",
+            PairKind::Near => "near",
+            PairKind::HighRecall => "high_recall",
+        }
+    }
 }
 
 /// A verified pair of records (ordinals `a < b`).
@@ -105,6 +118,7 @@ pub struct Pair {
 
 /// Counters and timings of a run.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Stats {
     /// Records read (new records only in incremental runs).
     pub read: u64,
@@ -148,6 +162,7 @@ pub struct Stats {
 
 /// Seconds spent per stage.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Timings {
     /// Reading and sketching.
     pub sketch: f64,
@@ -167,6 +182,7 @@ pub struct Timings {
 
 /// The result of [`Pipeline::run`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Dedup {
     /// Record ids by ordinal.
     pub ids: Vec<String>,
@@ -215,6 +231,7 @@ impl Dedup {
 /// Named parameter sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Preset {
     /// Seed 003's parameters: 8-term shingles, 84 min-values, 6 supershingles of 14,
     /// r = 2, 384 Charikar bits, agreement ≥ 372. A precision instrument for
@@ -223,9 +240,9 @@ pub enum Preset {
     Paper,
     /// Tuned for looser near-duplicates on the development set (see the README's
     /// accuracy report): 3-term shingles, 168 min-values in 84 supershingles of 2,
-    /// candidates sharing ≥ 33 supershingles, kept if ≥ 814 of 1024 Charikar bits over
-    /// shingles agree or ≥ 57 supershingles agree, plus every pair with ≥ 906 agreeing
-    /// bits. Sketches are larger (about 1.8 KB).
+    /// 1024 Charikar bits over shingles; candidates share ≥ 35 supershingles and are
+    /// kept if ≥ 815 Charikar bits agree or ≥ 51 supershingles agree (the values of
+    /// [`RECALL`]). No high-recall union. Sketches are larger (about 1.8 KB).
     Recall,
 }
 
@@ -568,17 +585,27 @@ impl PipelineBuilder {
 
 /// Settings of [`Preset::Recall`], tuned on the development set of judged web-page
 /// pairs (see the README's accuracy report).
-struct RecallSettings {
-    shingle_size: usize,
-    minhashes: usize,
-    supershingles: usize,
-    charikar_bits: usize,
-    min_shared: usize,
-    charikar_threshold: u32,
-    accept_shared: usize,
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct RecallSettings {
+    /// Terms per shingle.
+    pub shingle_size: usize,
+    /// Min-hash values.
+    pub minhashes: usize,
+    /// Supershingles.
+    pub supershingles: usize,
+    /// Charikar bits (the projection is over shingles).
+    pub charikar_bits: usize,
+    /// Stage one: candidates share at least this many supershingles.
+    pub min_shared: usize,
+    /// Stage two: Charikar agreement, inclusive.
+    pub charikar_threshold: u32,
+    /// Stage two: or at least this many shared supershingles.
+    pub accept_shared: usize,
 }
 
-const RECALL: RecallSettings = RecallSettings {
+/// The values of [`Preset::Recall`].
+pub const RECALL: RecallSettings = RecallSettings {
     shingle_size: 3,
     minhashes: 168,
     supershingles: 84,

@@ -24,6 +24,7 @@ pub const EXACT_SEED: u64 = 0x4558_4143_5431_3238; // "EXACT128"
 /// Which features a Charikar projection sums over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Features {
     /// Single terms (seed 003's default).
     #[default]

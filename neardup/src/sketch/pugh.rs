@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 /// How a list is fingerprinted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Order {
     /// The features in document order.
     Sensitive,
@@ -183,6 +184,7 @@ pub fn detection_probability(lists: usize, repeats: usize, edits: u32) -> f64 {
 
 /// What [`bitmap_join`] removed and kept.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BitmapStats {
     /// Entries given.
     pub input: u64,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// How the site of a page is determined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum SiteMode {
     /// The URL's host, normalized. The default.
     #[default]
@@ -44,6 +45,7 @@ pub fn site_of(doc: &Document, mode: SiteMode) -> Option<String> {
 /// The class of a pair of pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PairClass {
     /// Both pages on one site.
     SameSite,
