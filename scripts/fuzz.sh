@@ -9,16 +9,20 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file index_file config_toml)
+[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file sketch_file_crc index_file index_file_crc config_toml)
 cargo build --release --quiet
 bin=target/release/neardup
 seed() { mkdir -p "fuzz/corpus/$1"; }
-seed sketch_file; seed index_file; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html
+seed sketch_file; seed index_file; seed sketch_file_crc; seed index_file_crc; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html
 tmp=$(mktemp -d)
 head -n 5 fixtures/demo.jsonl > "$tmp/small.jsonl"
 "$bin" sketch "$tmp/small.jsonl" -o fuzz/corpus/sketch_file/valid.ndsk -q
 "$bin" index fingerprint "$tmp/small.jsonl" | awk '{print $1, $2}' > "$tmp/fps.txt"
 "$bin" index build "$tmp/fps.txt" -o fuzz/corpus/index_file/valid.idx --design k3-4
+# The CRC targets wrap their input in magic, checksum and end marker: seed them with
+# the inside of the valid files.
+head -c -12 fuzz/corpus/sketch_file/valid.ndsk | tail -c +9 > fuzz/corpus/sketch_file_crc/valid.body
+head -c -12 fuzz/corpus/index_file/valid.idx | tail -c +9 > fuzz/corpus/index_file_crc/valid.body
 head -n 3 fixtures/demo.jsonl | tail -n 1 > fuzz/corpus/jsonl_record/demo.jsonl
 printf 'preset = "recall"\nshingle = 5\nsite = "domain"\nstrategy = "henzinger"\nboilerplate = true\nboilerplate-share = 0.4\ncandidates = "simhash"\nsimhash-design = "k3-16"\nkeep = "priority:rank"\n' > fuzz/corpus/config_toml/valid.toml
 rm -rf "$tmp"

@@ -194,6 +194,23 @@ fn jsonl_plain_gzip_zstd_and_stdin_give_the_same_result() {
     let stdin = dedup(|_| vec!["-".into()], &[], Some(text.as_bytes()));
     check_accounting(&stdin, n);
     assert_eq!(stdin.kept_ids(), kept);
+    // Compression by the bytes, not the name: zstd on standard input (`zstdcat |`
+    // would decompress; this is the compressed stream itself), and misnamed files.
+    let zbytes = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let zstdin = dedup(|_| vec!["-".into()], &[], Some(&zbytes));
+    check_accounting(&zstdin, n);
+    assert_eq!(zstdin.kept_ids(), kept);
+    let misnamed = dedup(
+        |d| {
+            // zstd bytes under a plain name.
+            std::fs::write(d.join("c.jsonl"), &zbytes).unwrap();
+            vec!["c.jsonl".into()]
+        },
+        &[],
+        None,
+    );
+    check_accounting(&misnamed, n);
+    assert_eq!(misnamed.kept_ids(), kept);
     assert_eq!(
         std::fs::read(stdin.path("clusters.jsonl")).unwrap(),
         std::fs::read(plain.path("clusters.jsonl")).unwrap()

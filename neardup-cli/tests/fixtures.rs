@@ -37,3 +37,32 @@ fn demo_corpus_is_generated() {
         std::fs::read(format!("{root}/../fixtures/demo-truth.jsonl")).unwrap()
     );
 }
+
+/// An installed binary carries the demo corpus: copied away from the checkout and run
+/// from another directory, `neardup dedup` without input still dedups the demo corpus.
+#[test]
+fn installed_binary_runs_the_demo_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("neardup");
+    std::fs::copy(env!("CARGO_BIN_EXE_neardup"), &bin).unwrap();
+    let out = Command::new(&bin)
+        .current_dir(dir.path())
+        .args(["dedup", "-q", "-o", "kept.jsonl", "--report", "report.json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let demo = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/demo.jsonl"
+    ))
+    .unwrap();
+    assert_eq!(report["accounting"]["read"], demo.lines().count() as u64);
+    let kept = std::fs::read_to_string(dir.path().join("kept.jsonl")).unwrap();
+    assert!(kept.lines().count() > 100 && kept.lines().count() < demo.lines().count());
+}

@@ -91,3 +91,8 @@ pub use document::{Body, Document};
 pub use error::{Error, Result};
 pub use pipeline::{Dedup, Fate, Pair, PairKind, Pipeline, PipelineBuilder, Preset};
 pub use sketch::{Features, Sketch, SketchConfig, SketchRef, Sketcher, Sketches};
+
+/// The README's Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

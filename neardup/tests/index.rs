@@ -99,6 +99,16 @@ fn named_designs_have_the_papers_table_counts_and_prefixes() {
     assert_eq!(Design::named("4:6,5").unwrap().levels, [6, 5]);
     assert!(Design::named("3:3").is_err());
     assert!(Design::named("nope").is_err());
+    // About 6·10^10 tables: refused at once, before any table is made.
+    let t = std::time::Instant::now();
+    let err = Design::named("16:40").unwrap_err().to_string();
+    assert!(err.contains("62852101650 tables"), "{err}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(Design::named("k3-20").unwrap().table_count(), 20);
+    assert!(
+        Design::named("3:4,4,4,4,4,4,4,4,4").is_err(),
+        "more than 8 levels"
+    );
 }
 
 #[test]

@@ -182,13 +182,30 @@ impl Design {
         Ok(d)
     }
 
-    /// Checks `1 ≤ k ≤ 16` and `k < r ≤ bits left` at every level.
+    /// Checks `1 ≤ k ≤ 16`, `k < r ≤ bits left` at every level, at most
+    /// [`MAX_LEVELS`] levels, and at most [`MAX_TABLES`] tables in all (each table holds
+    /// every fingerprint once: 16 bytes per fingerprint and table in memory), before any
+    /// table is made.
     pub fn validate(&self) -> Result<()> {
         crate::error::check_range("index k", self.k as u64, 1, 16)?;
         if self.levels.is_empty() {
             return Err(Error::Config(
                 "an index design needs at least one level".into(),
             ));
+        }
+        crate::error::check_range(
+            "index levels",
+            self.levels.len() as u64,
+            1,
+            MAX_LEVELS as u64,
+        )?;
+        let tables = self.table_count();
+        if tables > MAX_TABLES as u128 {
+            return Err(Error::Config(format!(
+                "index design k = {}, blocks {:?} has {tables} tables (at most {MAX_TABLES}: \
+                 each holds every fingerprint, 16 bytes apiece)",
+                self.k, self.levels
+            )));
         }
         let mut bits = 64usize;
         for &r in &self.levels {
@@ -199,6 +216,14 @@ impl Design {
             }
         }
         Ok(())
+    }
+
+    /// The number of tables, `Π C(r, k)` over the levels, computed without making them
+    /// (saturating).
+    pub fn table_count(&self) -> u128 {
+        self.levels.iter().fold(1u128, |t, &r| {
+            t.saturating_mul(binomial(r, self.k as usize))
+        })
     }
 
     /// The tables of the design.
@@ -607,6 +632,12 @@ impl SimhashIndex {
         Ok(idx)
     }
 }
+
+/// Most tables a design may have (the automatic designs of seed 002 need at most a few
+/// hundred).
+pub const MAX_TABLES: usize = 4096;
+/// Most levels of blocks a design may have.
+pub const MAX_LEVELS: usize = 8;
 
 /// Magic bytes of a saved index.
 pub const INDEX_MAGIC: &[u8; 8] = b"NDSIMIDX";

@@ -1,5 +1,7 @@
 //! Corpus readers (JSONL, gzip/zstd JSONL, WARC, directories).
 //!
+//! Compression (gzip, zstd) is recognized by the file's first bytes, never by its name.
+//!
 //! Every reader yields one item per input record with its position, so a record is
 //! never silently lost: a record that cannot be used becomes a
 //! [`Rejection`] with the reason, and an input that cannot
@@ -96,15 +98,17 @@ pub struct Input {
     pub path: PathBuf,
     /// The format.
     pub format: Format,
-    /// The compression (JSONL, WARC).
+    /// The compression (JSONL, WARC), found by the file's magic bytes.
     pub compression: Compression,
     /// The name used in messages (the path as given, `-` for stdin).
     pub name: String,
 }
 
 impl Input {
-    /// An input with format and compression detected from the name (a directory is
-    /// [`Format::Dir`]), unless `format` is given.
+    /// An input whose compression is detected from the file's first bytes (gzip or
+    /// zstd magic, whatever the name: `zcat | neardup dedup -` and misnamed files work)
+    /// and whose format from the name without a `.gz` / `.zst` suffix (`.warc` / `.arc`:
+    /// WARC, a directory: [`Format::Dir`], else JSONL), unless `format` is given.
     pub fn detect(
         path: impl Into<PathBuf>,
         name: impl Into<String>,
@@ -113,13 +117,7 @@ impl Input {
         let path = path.into();
         let name = name.into();
         let lower = name.to_ascii_lowercase();
-        let compression = if lower.ends_with(".gz") {
-            Compression::Gzip
-        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
-            Compression::Zstd
-        } else {
-            Compression::None
-        };
+        let compression = sniff_compression(&path);
         let stem = lower
             .trim_end_matches(".gz")
             .trim_end_matches(".zstd")
@@ -180,6 +178,30 @@ impl RawRecord {
                 reason: "record without content".into(),
             }),
         }
+    }
+}
+
+/// gzip or zstd by the file's first bytes (`1f 8b`, `28 b5 2f fd`), whatever its name;
+/// `None` for anything else, a directory or an unreadable file (the error comes when it
+/// is opened).
+fn sniff_compression(path: &Path) -> Compression {
+    let mut head = [0u8; 4];
+    let n = File::open(path)
+        .and_then(|mut f| {
+            let mut n = 0;
+            while n < 4 {
+                match f.read(&mut head[n..])? {
+                    0 => break,
+                    k => n += k,
+                }
+            }
+            Ok(n)
+        })
+        .unwrap_or(0);
+    match &head[..n] {
+        [0x1f, 0x8b, ..] => Compression::Gzip,
+        [0x28, 0xb5, 0x2f, 0xfd] => Compression::Zstd,
+        _ => Compression::None,
     }
 }
 
