@@ -1,105 +1,145 @@
-//! Crash safety: a process killed while writing a saved file never leaves a damaged file
-//! at the destination — it holds the previous contents or the complete new ones; the
-//! partial output is a `.neardup-*` temporary file, detectable by its name.
+//! Crash safety: a process that dies while writing an output never leaves a damaged
+//! file at the destination — it holds the previous contents (or the complete new ones);
+//! the partial output is a `.neardup-*` temporary file, detectable by its name.
+//!
+//! The crash is placed, not hoped for: the writers' test-only fault point
+//! (`NEARDUP_FAULT_AFTER=NAME:BYTES`, see `neardup::persist::atomic`) aborts the process
+//! after that many bytes of the named output, so each test proves the kill landed in
+//! the middle of the write (a partial temporary file of exactly that size exists).
+use neardup::persist::atomic::FAULT_ENV;
 use neardup::persist::sketches::SavedSketches;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+}
+
+fn ok(dir: &Path, args: &[&str]) {
+    let s = bin().current_dir(dir).args(args).output().unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+}
+
+fn crash(dir: &Path, fault: &str, args: &[&str]) -> Output {
+    let out = bin()
+        .current_dir(dir)
+        .env(FAULT_ENV, fault)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "the fault point must stop the process"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(FAULT_ENV),
+        "stopped by the fault point: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The partial temporary files left in `dir`, with their sizes.
+fn partials(dir: &Path) -> Vec<(String, u64)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".neardup-"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect()
+}
 
 #[test]
-fn killing_a_writer_leaves_the_previous_file_intact() {
+fn a_sketch_file_killed_mid_write_leaves_the_previous_file_intact() {
     let dir = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_neardup");
-    let run = |args: &[&str]| {
-        let s = Command::new(bin)
-            .current_dir(dir.path())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let d = dir.path();
+    ok(
+        d,
+        &["synth", "--base", "400", "--seed", "2", "-o", "big.jsonl"],
+    );
+    ok(
+        d,
+        &["synth", "--base", "50", "--seed", "3", "-o", "small.jsonl"],
+    );
+    ok(d, &["sketch", "small.jsonl", "-o", "snap.sketches", "-q"]);
+    let before = std::fs::read(d.join("snap.sketches")).unwrap();
+    let full = {
+        ok(d, &["sketch", "big.jsonl", "-o", "full.sketches", "-q"]);
+        std::fs::metadata(d.join("full.sketches")).unwrap().len()
     };
-    run(&["synth", "--base", "30000", "--seed", "2", "-o", "big.jsonl"]);
-    run(&["synth", "--base", "50", "--seed", "3", "-o", "small.jsonl"]);
-    // The previous file.
-    run(&["sketch", "small.jsonl", "-o", "snap.sketches", "-q"]);
-    let before = SavedSketches::load(&dir.path().join("snap.sketches")).unwrap();
-    let mut replaced = false;
-    for delay_ms in [20u64, 80, 200, 400, 800, 1600] {
-        let mut child = Command::new(bin)
-            .current_dir(dir.path())
-            .args([
-                "sketch",
-                "big.jsonl",
-                "-o",
-                "snap.sketches",
-                "-q",
-                "--threads",
-                "1",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        // Whatever the moment of the kill: the destination loads, old or complete new.
-        let now =
-            SavedSketches::load(&dir.path().join("snap.sketches")).expect("never a damaged file");
-        if now.len() == before.len() {
-            assert_eq!(now.ids, before.ids);
-        } else {
-            replaced = true;
-            assert!(now.len() > before.len());
-        }
-        // Leftover partial output, if any, is recognizable.
-        for e in std::fs::read_dir(dir.path()).unwrap() {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(
-                ["big.jsonl", "small.jsonl", "snap.sketches"].contains(&name.as_str())
-                    || name.starts_with(".neardup-"),
-                "{name}"
-            );
-        }
-        if replaced {
-            break;
-        }
+    for bytes in [0u64, 1, 4096, full / 2, full - 13] {
+        crash(
+            d,
+            &format!("snap.sketches:{bytes}"),
+            &["sketch", "big.jsonl", "-o", "snap.sketches", "-q"],
+        );
+        // The previous file, byte for byte, still loads.
+        assert_eq!(
+            std::fs::read(d.join("snap.sketches")).unwrap(),
+            before,
+            "at {bytes}"
+        );
+        SavedSketches::load(&d.join("snap.sketches")).unwrap();
+        // The crash happened mid-write: the partial file holds exactly `bytes` bytes.
+        let p = partials(d);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].1, bytes, "{p:?}");
+        std::fs::remove_file(d.join(&p[0].0)).unwrap();
     }
 }
 
 #[test]
-fn an_interrupted_dedup_leaves_no_partial_outputs_under_their_names() {
+fn a_dedup_killed_mid_write_leaves_no_partial_output_under_its_name() {
     let dir = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_neardup");
-    let s = Command::new(bin)
-        .current_dir(dir.path())
-        .args(["synth", "--base", "30000", "--seed", "5", "-o", "c.jsonl"])
-        .output()
-        .unwrap();
-    assert!(s.status.success());
-    let mut child = Command::new(bin)
-        .current_dir(dir.path())
-        .args([
-            "dedup",
-            "c.jsonl",
-            "-o",
-            "kept.jsonl",
-            "--clusters",
-            "cl.jsonl",
-            "--report",
-            "r.json",
-            "-q",
-            "--threads",
-            "1",
-        ])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let _ = child.kill();
-    let status = child.wait().unwrap();
-    if !status.success() {
-        // Killed before the end: no output exists under its final name.
-        for f in ["kept.jsonl", "cl.jsonl", "r.json"] {
-            assert!(!dir.path().join(f).exists(), "{f} exists after the kill");
+    let d = dir.path();
+    ok(
+        d,
+        &["synth", "--base", "300", "--seed", "5", "-o", "c.jsonl"],
+    );
+    let args = [
+        "dedup",
+        "c.jsonl",
+        "-o",
+        "kept.jsonl",
+        "--clusters",
+        "cl.jsonl",
+        "--pairs",
+        "pairs.jsonl",
+        "--report",
+        "r.json",
+        "-q",
+    ];
+    // No earlier outputs: none may appear under its final name.
+    for target in ["kept.jsonl", "cl.jsonl", "pairs.jsonl", "r.json"] {
+        crash(d, &format!("{target}:100"), &args);
+        assert!(!d.join(target).exists(), "{target} exists after the crash");
+        let p = partials(d);
+        assert!(p.iter().any(|(_, n)| *n == 100), "{target}: {p:?}");
+        for (name, _) in p {
+            std::fs::remove_file(d.join(name)).unwrap();
         }
+    }
+    // Earlier outputs: each keeps its previous contents when a crash hits its write.
+    ok(d, &args);
+    let before: Vec<Vec<u8>> = ["kept.jsonl", "cl.jsonl", "pairs.jsonl"]
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    ok(
+        d,
+        &["synth", "--base", "300", "--seed", "6", "-o", "c.jsonl"],
+    );
+    for (i, target) in ["kept.jsonl", "cl.jsonl", "pairs.jsonl"].iter().enumerate() {
+        crash(d, &format!("{target}:100"), &args);
+        assert_eq!(
+            std::fs::read(d.join(target)).unwrap(),
+            before[i],
+            "{target}"
+        );
     }
 }
