@@ -380,6 +380,34 @@ fn truncated_gzip_and_warc_are_reported_not_lost() {
         "{rejects:?}"
     );
     assert_eq!(r.report()["accounting"]["holds"], true);
+    // Independently: the complete lines a gzip decoder gets out of the cut file. They
+    // are the records read before the truncation, and the run keeps exactly what a run
+    // over those lines alone keeps; the truncation is the one reject.
+    let mut prefix = Vec::new();
+    let mut dec = flate2::read::MultiGzDecoder::new(&cut[..]);
+    let mut buf = [0u8; 4096];
+    while let Ok(k) = std::io::Read::read(&mut dec, &mut buf) {
+        if k == 0 {
+            break;
+        }
+        prefix.extend_from_slice(&buf[..k]);
+    }
+    let complete = &prefix[..prefix.iter().rposition(|&b| b == b'\n').unwrap() + 1];
+    let lines = complete.iter().filter(|&&b| b == b'\n').count() as u64;
+    assert!(lines > 10 && lines < c.documents.len() as u64, "{lines}");
+    let acc = &r.report()["accounting"];
+    assert_eq!(acc["read"], lines + 1, "{acc}");
+    assert_eq!(acc["rejected"], 1, "{acc}");
+    assert_eq!(rejects.len(), 1);
+    let whole = dedup(
+        |d| {
+            std::fs::write(d.join("prefix.jsonl"), complete).unwrap();
+            vec!["prefix.jsonl".into()]
+        },
+        &[],
+        None,
+    );
+    assert_eq!(r.kept_ids(), whole.kept_ids());
 
     let mut warc = Vec::new();
     for d in c.documents.iter().take(3) {

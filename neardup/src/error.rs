@@ -57,6 +57,9 @@ pub enum Error {
         /// What was found wrong.
         reason: String,
     },
+    /// The records of a run do not add up: a record was lost or counted twice.
+    #[error("accounting broken: {0}")]
+    Accounting(String),
     /// Sketches computed with different settings cannot be compared.
     #[error("sketch settings differ: {0}")]
     Incompatible(String),

@@ -83,7 +83,7 @@ fn template_pages_merge_without_removal_and_not_with_it() {
     b.preset(Preset::Recall);
     let plain = b.build().unwrap();
     let without = plain.run(docs.clone()).unwrap();
-    without.check_accounting().unwrap();
+    without.reconcile(docs.len() as u64).unwrap();
     // Distinct pages of one site merge through their shared template.
     let wrong = wrong_pairs(&without);
     assert!(
@@ -117,8 +117,9 @@ fn template_pages_merge_without_removal_and_not_with_it() {
         );
         assert!(s.shingles >= 590, "{s:?}");
     }
+    let n = docs.len() as u64;
     let with = plain.with_boilerplate(Arc::new(bp)).run(docs).unwrap();
-    with.check_accounting().unwrap();
+    with.reconcile(n).unwrap();
     assert_eq!(wrong_pairs(&with), 0, "no distinct pages merge");
     assert!(with.stats.boilerplate_pages > 400);
     // Planted near-duplicates are still found, within the site and across (mirror).

@@ -147,7 +147,7 @@ fn finds_planted_near_duplicates_and_nothing_unrelated() {
         .unwrap()
         .run(corpus.documents.clone())
         .unwrap();
-    d.check_accounting().unwrap();
+    d.reconcile(corpus.documents.len() as u64).unwrap();
     // Cluster of each record.
     let mut cluster_of = vec![u32::MAX; d.ids.len()];
     for (k, c) in d.clusters.iter().enumerate() {
@@ -316,7 +316,7 @@ fn empty_and_oversized_documents_are_rejected_and_accounted() {
         ),
         (4, 1, 1, 2)
     );
-    d.check_accounting().unwrap();
+    d.reconcile(4).unwrap();
 }
 
 /// Candidates: every pair (for tests of clustering).
@@ -607,7 +607,58 @@ fn empty_and_all_rejected_inputs_with_every_generator() {
                 .run(docs)
                 .unwrap();
             assert_eq!((d.stats.read, d.stats.rejected, d.stats.kept), (n, n, 0));
-            d.check_accounting().unwrap();
+            d.reconcile(n).unwrap();
         }
     }
+}
+
+/// The accounting is checked against what the reader counted, not against the fates: a
+/// record lost between the reader and the pipeline is caught.
+#[test]
+fn a_record_lost_after_the_reader_fails_the_accounting() {
+    use neardup::io::{Fields, Input, Reader};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.jsonl");
+    let c = generate(&SynthConfig {
+        base_documents: 40,
+        seed: 8,
+        ..SynthConfig::default()
+    });
+    let mut text = String::new();
+    for d in &c.documents {
+        text.push_str(&serde_json::json!({"id": d.id, "text": d.body.as_str()}).to_string());
+        text.push('\n');
+    }
+    text.push_str("{not json\n");
+    std::fs::write(&path, text).unwrap();
+    let n = c.documents.len() as u64 + 1;
+    let run = |lose: Option<usize>| {
+        let reader = Reader::new(
+            vec![Input::detect(&path, "c.jsonl", None)],
+            Fields::default(),
+            false,
+            false,
+        );
+        let counter = reader.counter();
+        let records = reader
+            .map(|r| r.unwrap().doc.unwrap())
+            .enumerate()
+            .filter(move |(i, _)| Some(*i) != lose)
+            .map(|(_, r)| r);
+        let d = Pipeline::builder()
+            .build()
+            .unwrap()
+            .run_records(records)
+            .unwrap();
+        (d, counter)
+    };
+    let (d, counter) = run(None);
+    assert_eq!(counter.records(), n);
+    assert_eq!(counter.per_input().len(), 1);
+    d.reconcile(counter.records()).unwrap();
+    assert_eq!(d.stats.rejected, 1);
+    let (d, counter) = run(Some(7));
+    assert_eq!(counter.records(), n, "the reader yielded every record");
+    let err = d.reconcile(counter.records()).unwrap_err().to_string();
+    assert!(err.contains("accounting broken"), "{err}");
 }

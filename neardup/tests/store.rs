@@ -99,7 +99,7 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
     let second = p
         .run_against(&snap, new.to_vec(), |d: Document| Ok(d))
         .unwrap();
-    second.check_accounting().unwrap();
+    second.reconcile(new.len() as u64).unwrap();
     assert_eq!(second.stats.read, new.len() as u64);
     assert_eq!(second.previous, snap.len());
     let kept_ids = |d: &neardup::Dedup| {

@@ -217,6 +217,8 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
         .defer_parsing(true)
         .max_record_bytes(max_record);
+    // What the reader produced, counted by the reader: the reference of the accounting.
+    let counter = reader.counter();
     // Read on a thread of its own, stopping after the first fatal error as before. It
     // reads up to 1024 records ahead of the pipeline, so that the workers never wait
     // for the disk or the decompressor.
@@ -251,6 +253,8 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     if let Some(e) = fatal {
         return Err(e.into());
     }
+    d.reconcile(counter.records())?;
+    let (mut kept_written, mut rejects_written) = (None, None);
 
     // Second pass: kept records and rejects, in input order.
     if args.output.is_some() || args.rejects.is_some() {
@@ -265,6 +269,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         let reader =
             Reader::new(inputs.clone(), fields.clone(), false, true).max_record_bytes(max_record);
         let mut ordinal = d.previous;
+        let (mut kept_n, mut rejects_n) = (0u64, 0u64);
         for rec in reader {
             let rec = rec?;
             let Some(fate) = d.fates.get(ordinal) else {
@@ -281,6 +286,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                             (None, _) => {}
                         }
                         o.write_all(b"\n")?;
+                        kept_n += 1;
                     }
                 }
                 Fate::Rejected { reason } => {
@@ -292,6 +298,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                             &json!({"record": ordinal - d.previous, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
                         )?;
                         r.write_all(b"\n")?;
+                        rejects_n += 1;
                     }
                 }
                 _ => {}
@@ -304,6 +311,8 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                 d.fates.len()
             );
         }
+        kept_written = out.is_some().then_some(kept_n);
+        rejects_written = rejects.is_some().then_some(rejects_n);
         if let Some(o) = out {
             o.commit()?;
         }
@@ -341,6 +350,24 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     if let Some(path) = &args.mirrors {
         write_jsonl(path, d.mirrors().iter())?;
     }
+    // The outputs against the reader's count: the kept and rejected records written,
+    // and the dropped records of the clusters (each cluster keeps one member).
+    let dropped_in_clusters: u64 = d
+        .clusters
+        .iter()
+        .map(|c| {
+            c.members
+                .iter()
+                .filter(|&&m| m as usize >= d.previous)
+                .count() as u64
+                - u64::from(c.representative as usize >= d.previous)
+        })
+        .sum();
+    let st = &d.stats;
+    let holds = st.read == counter.records()
+        && kept_written.is_none_or(|k| k == st.kept)
+        && rejects_written.is_none_or(|r| r == st.rejected)
+        && dropped_in_clusters == st.exact_duplicates + st.near_duplicates;
     let (stage1, stage2) = pipeline.describe();
     let s = &d.stats;
     let report = json!({
@@ -357,7 +384,11 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         "accounting": {
             "read": s.read, "previous_snapshot": s.previous, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
             "near_duplicates": s.near_duplicates, "rejected": s.rejected,
-            "holds": s.read == s.kept + s.exact_duplicates + s.near_duplicates + s.rejected,
+            "per_input": inputs.iter().zip(counter.per_input()).map(|(i, (records, bytes))| json!({"input": i.name, "records": records, "bytes": bytes})).collect::<Vec<_>>(),
+            "kept_written": kept_written,
+            "rejects_written": rejects_written,
+            "dropped_in_clusters": dropped_in_clusters,
+            "holds": holds,
         },
         "stats": s,
         "boilerplate": boilerplate.as_ref().map(|(b, seconds)| json!({
@@ -377,6 +408,18 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         serde_json::to_writer_pretty(&mut f, &report)?;
         f.write_all(b"\n")?;
         f.commit()?;
+    }
+    if !holds {
+        bail!(
+            "accounting broken: {} records read; kept written {kept_written:?}, rejects written \
+             {rejects_written:?}, {dropped_in_clusters} dropped in clusters; statistics: kept {}, \
+             exact {}, near {}, rejected {}",
+            counter.records(),
+            st.kept,
+            st.exact_duplicates,
+            st.near_duplicates,
+            st.rejected
+        );
     }
     if !args.quiet {
         let mb = s.bytes as f64 / 1e6;

@@ -229,6 +229,7 @@ pub struct Reader {
     max_record_bytes: usize,
     current: usize,
     state: Option<State>,
+    counter: ReadCounter,
 }
 
 enum State {
@@ -252,6 +253,7 @@ impl Reader {
     /// A reader over `inputs`. With `keep_raw`, JSONL records carry their bytes.
     pub fn new(inputs: Vec<Input>, fields: Fields, strict: bool, keep_raw: bool) -> Self {
         Reader {
+            counter: ReadCounter::new(inputs.len()),
             inputs,
             fields,
             strict,
@@ -261,6 +263,11 @@ impl Reader {
             current: 0,
             state: None,
         }
+    }
+
+    /// The counts of what this reader yields (see [`ReadCounter`]).
+    pub fn counter(&self) -> ReadCounter {
+        self.counter.clone()
     }
 
     /// A JSONL line or WARC record longer than this is skipped without being held in
@@ -524,7 +531,57 @@ impl Reader {
 impl Iterator for Reader {
     type Item = Result<RawRecord>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_record().transpose()
+        let r = self.next_record().transpose();
+        if let Some(Ok(rec)) = &r {
+            let bytes = rec.raw.as_ref().map(|b| b.len()).or_else(|| {
+                rec.doc
+                    .as_ref()
+                    .and_then(|d| d.as_ref().ok())
+                    .map(|d| d.body.len())
+            });
+            self.counter
+                .count(rec.position.input, bytes.unwrap_or(0) as u64);
+        }
+        r
+    }
+}
+
+/// What a [`Reader`] produced, counted by the reader itself as it yields records
+/// (rejections included), independently of what is later done with them: the reference
+/// a run's outputs are checked against ([`crate::pipeline::Dedup::reconcile`]). Cheap to
+/// clone; clones share the counts, so the counter can be kept while the reader moves
+/// to another thread.
+#[derive(Debug, Clone)]
+pub struct ReadCounter(std::sync::Arc<Vec<[std::sync::atomic::AtomicU64; 2]>>);
+
+impl ReadCounter {
+    fn new(inputs: usize) -> Self {
+        ReadCounter(std::sync::Arc::new(
+            (0..inputs.max(1)).map(|_| Default::default()).collect(),
+        ))
+    }
+
+    fn count(&self, input: usize, bytes: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(c) = self.0.get(input) {
+            c[0].fetch_add(1, Relaxed);
+            c[1].fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// Records yielded so far, per input: `(records, bytes)` (bytes of the JSONL line,
+    /// or of the document body for WARC and directory records).
+    pub fn per_input(&self) -> Vec<(u64, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0
+            .iter()
+            .map(|c| (c[0].load(Relaxed), c[1].load(Relaxed)))
+            .collect()
+    }
+
+    /// Records yielded so far, over all inputs.
+    pub fn records(&self) -> u64 {
+        self.per_input().iter().map(|c| c.0).sum()
     }
 }
 

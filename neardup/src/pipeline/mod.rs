@@ -29,591 +29,33 @@
 //! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
 //! quadratic memory (see [`crate::candidates`]).
 
-use crate::candidates::{
-    BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, Supershingles,
-};
+use crate::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks};
 use crate::cluster::{representative, Cluster, ClusterMode, ClusterStats, Keep, UnionFind};
 use crate::document::Document;
 pub use crate::document::Rejection;
-use crate::error::{check_range, Error, Result};
+use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::sketch::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
 use crate::sketch::charikar::agreement;
-use crate::sketch::{Features, Scratch, Sketch, SketchConfig, Sketcher, Sketches};
-use crate::verify::filter::{CharikarFilter, PairFilter};
+use crate::sketch::{Scratch, Sketch, Sketcher, Sketches};
 
+mod builder;
+mod executor;
+mod memory;
 mod mirrors;
-use crate::verify::{site_of, PairClass, Rule, SiteMode, Strategy};
+mod result;
+
+use crate::verify::{site_of, PairClass, Rule, SiteMode};
+use builder::ProgressFn;
+pub use builder::{PipelineBuilder, Preset, Progress, RecallSettings, RECALL};
+use executor::Jobs;
+pub use memory::peak_memory_bytes;
 pub use mirrors::MirrorPair;
 use rayon::prelude::*;
+pub use result::{Dedup, Fate, Pair, PairKind, Stats, Timings};
 use roaring::RoaringBitmap;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// What happened to one input record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "fate", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Fate {
-    /// Kept (a representative or a unique document).
-    Kept,
-    /// Dropped: same normalized term sequence as record `of`.
-    ExactDuplicate {
-        /// Ordinal of the record it duplicates.
-        of: u32,
-    },
-    /// Dropped: near-duplicate; `of` is its cluster's representative.
-    NearDuplicate {
-        /// Ordinal of the representative.
-        of: u32,
-    },
-    /// Rejected.
-    Rejected {
-        /// Why.
-        reason: String,
-    },
-}
-
-/// How a pair was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum PairKind {
-    /// Equal exact fingerprints.
-    Exact,
-    /// Stage one candidate that passed stage two.
-    Near,
-    /// Found only by the high-recall union.
-    HighRecall,
-}
-
-impl PairKind {
-    /// `"exact"`, `"near"` or `"high_recall"` (as in the pairs output).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PairKind::Exact => "exact",
-            PairKind::Near => "near",
-            PairKind::HighRecall => "high_recall",
-        }
-    }
-}
-
-/// A verified pair of records (ordinals `a < b`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pair {
-    /// First record.
-    pub a: u32,
-    /// Second record.
-    pub b: u32,
-    /// How it was found.
-    pub kind: PairKind,
-    /// Agreeing supershingles.
-    pub shared_supershingles: u32,
-    /// Agreeing Charikar bits.
-    pub agreement: u32,
-    /// Same site, cross site, or unknown.
-    pub class: PairClass,
-}
-
-/// Counters and timings of a run.
-#[derive(Debug, Clone, Default, Serialize)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Records read (new records only in incremental runs).
-    pub read: u64,
-    /// Saved records of an earlier snapshot compared against (incremental runs).
-    pub previous: u64,
-    /// Records kept.
-    pub kept: u64,
-    /// Records dropped as exact duplicates.
-    pub exact_duplicates: u64,
-    /// Records dropped as near duplicates.
-    pub near_duplicates: u64,
-    /// Records rejected.
-    pub rejected: u64,
-    /// Bytes of document bodies sketched.
-    pub bytes: u64,
-    /// Groups of exact duplicates (with at least two members).
-    pub exact_groups: u64,
-    /// Stage one counters.
-    pub candidates: CandidateStats,
-    /// Candidates that passed stage two.
-    pub verified: u64,
-    /// Pairs added by the high-recall union that stage two did not have.
-    pub high_recall_added: u64,
-    /// Reported pairs (exact and near) within one site.
-    pub same_site_pairs: u64,
-    /// Reported pairs across sites.
-    pub cross_site_pairs: u64,
-    /// Reported pairs where a page has no site.
-    pub unknown_site_pairs: u64,
-    /// Members removed from clusters by [`ClusterMode::Verified`].
-    pub unchained: u64,
-    /// Pages sketched without some boilerplate terms ([`Pipeline::with_boilerplate`]).
-    pub boilerplate_pages: u64,
-    /// Boilerplate terms and shingles removed over all pages.
-    pub boilerplate_terms: u64,
-    /// Cluster sizes.
-    pub clusters: ClusterStats,
-    /// Seconds per stage.
-    pub seconds: Timings,
-}
-
-/// Seconds spent per stage.
-#[derive(Debug, Clone, Default, Serialize)]
-#[non_exhaustive]
-pub struct Timings {
-    /// Reading and sketching.
-    pub sketch: f64,
-    /// Exact-duplicate pre-pass.
-    pub exact: f64,
-    /// Stage one.
-    pub candidates: f64,
-    /// Stage two.
-    pub filter: f64,
-    /// High-recall union.
-    pub high_recall: f64,
-    /// Union-find and representatives.
-    pub cluster: f64,
-    /// Whole run.
-    pub total: f64,
-}
-
-/// The result of [`Pipeline::run`].
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Dedup {
-    /// Record ids by ordinal.
-    pub ids: Vec<String>,
-    /// Each record's fate, by ordinal.
-    pub fates: Vec<Fate>,
-    /// Verified pairs: exact pairs (member, representative of its exact group) and near
-    /// pairs, sorted by `(a, b)`.
-    pub pairs: Vec<Pair>,
-    /// Clusters of two or more records (exact duplicates included), ordered by their
-    /// smallest member.
-    pub clusters: Vec<Cluster>,
-    /// Ordinals of the kept records.
-    pub kept: RoaringBitmap,
-    /// The sketches by ordinal (rejected records have an all-zero sketch).
-    pub sketches: Sketches,
-    /// Counters and timings (of the new records only, for incremental runs).
-    pub stats: Stats,
-    /// Site names, indexed by site id.
-    pub sites: Vec<String>,
-    /// Site id of each record (`None`: no site).
-    pub site_of: Vec<Option<u32>>,
-    /// Number of leading ordinals that are saved sketches of an earlier snapshot
-    /// ([`Pipeline::run_against`]); 0 otherwise. Their fates are always `Kept` and are
-    /// not counted.
-    pub previous: usize,
-}
-
-/// Per site pair: duplicate pairs, pages of each site involved.
-impl Dedup {
-    /// Checks that every record has exactly one fate and that the counts add up.
-    pub fn check_accounting(&self) -> Result<()> {
-        let s = &self.stats;
-        if s.read != s.kept + s.exact_duplicates + s.near_duplicates + s.rejected
-            || self.fates.len() as u64 != s.read + self.previous as u64
-            || self.kept.len() != s.kept
-        {
-            return Err(Error::Config(format!(
-                "accounting broken: read {} != kept {} + exact {} + near {} + rejected {}",
-                s.read, s.kept, s.exact_duplicates, s.near_duplicates, s.rejected
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// Named parameter sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Preset {
-    /// Seed 003's parameters: 8-term shingles, 84 min-values, 6 supershingles of 14,
-    /// r = 2, 384 Charikar bits, agreement ≥ 372. A precision instrument for
-    /// near-identical pages.
-    #[default]
-    Paper,
-    /// Tuned for looser near-duplicates on the development set (see the README's
-    /// accuracy report): 3-term shingles, 168 min-values in 84 supershingles of 2,
-    /// 1024 Charikar bits over shingles; candidates share ≥ 35 supershingles and are
-    /// kept if ≥ 815 Charikar bits agree or ≥ 51 supershingles agree (the values of
-    /// [`RECALL`]). No high-recall union. Sketches are larger (about 1.8 KB).
-    Recall,
-}
-
-/// Progress of a run, passed to the callback of [`PipelineBuilder::on_progress`].
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    /// Records read so far.
-    pub records: u64,
-    /// Body bytes sketched so far.
-    pub bytes: u64,
-}
-
-type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
-
-/// Builder of a [`Pipeline`]. Every setter documents its default; [`build`](Self::build)
-/// validates.
-#[derive(Clone)]
-pub struct PipelineBuilder {
-    sketch: SketchConfig,
-    min_shared: usize,
-    charikar_threshold: Option<u32>,
-    accept_shared: Option<usize>,
-    high_recall: Option<u32>,
-    cluster_mode: ClusterMode,
-    keep: Keep,
-    limits: BucketLimits,
-    threads: Option<usize>,
-    max_document_bytes: usize,
-    chunk_records: usize,
-    candidates: Option<Arc<dyn CandidateGenerator>>,
-    filter: Option<Arc<dyn PairFilter>>,
-    strategy: Strategy,
-    rule: Option<Rule>,
-    site_mode: SiteMode,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for PipelineBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PipelineBuilder")
-            .field("sketch", &self.sketch)
-            .field("min_shared", &self.min_shared)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for PipelineBuilder {
-    fn default() -> Self {
-        PipelineBuilder {
-            sketch: SketchConfig::default(),
-            min_shared: 2,
-            charikar_threshold: None,
-            accept_shared: None,
-            high_recall: None,
-            cluster_mode: ClusterMode::Transitive,
-            keep: Keep::First,
-            limits: BucketLimits::default(),
-            threads: None,
-            max_document_bytes: 64 << 20,
-            chunk_records: 512,
-            candidates: None,
-            filter: None,
-            strategy: Strategy::Uniform,
-            rule: None,
-            site_mode: SiteMode::Host,
-            progress: None,
-        }
-    }
-}
-
-impl PipelineBuilder {
-    /// Applies a preset's settings (sketch settings included). By default
-    /// [`Preset::Paper`].
-    pub fn preset(&mut self, preset: Preset) -> &mut Self {
-        match preset {
-            Preset::Paper => {
-                let seed = self.sketch.seed;
-                self.sketch = SketchConfig {
-                    seed,
-                    ..SketchConfig::default()
-                };
-                self.min_shared = 2;
-                self.charikar_threshold = None;
-                self.accept_shared = None;
-                self.high_recall = None;
-            }
-            Preset::Recall => {
-                self.sketch.shingle_size = RECALL.shingle_size;
-                self.sketch.minhashes = RECALL.minhashes;
-                self.sketch.supershingles = RECALL.supershingles;
-                self.sketch.charikar_bits = RECALL.charikar_bits;
-                self.sketch.charikar_features = Features::Shingles;
-                self.min_shared = RECALL.min_shared;
-                self.charikar_threshold = Some(RECALL.charikar_threshold);
-                self.accept_shared = Some(RECALL.accept_shared);
-                self.high_recall = None;
-            }
-        }
-        self
-    }
-
-    /// The sketch settings (tokenizer, shingles, min-hashing, projections). By default
-    /// [`SketchConfig::default`], the paper's.
-    pub fn sketch_config(&mut self, config: SketchConfig) -> &mut Self {
-        self.sketch = config;
-        self
-    }
-
-    /// Mutable access to the sketch settings, for changing one of them.
-    pub fn sketch_config_mut(&mut self) -> &mut SketchConfig {
-        &mut self.sketch
-    }
-
-    /// Stage one: minimum agreeing supershingles `r`, inclusive, 1..=m'. By default 2
-    /// (seed 003).
-    pub fn min_shared(&mut self, r: usize) -> &mut Self {
-        self.min_shared = r;
-        self
-    }
-
-    /// Stage two: minimum Charikar agreement in bits, inclusive. By default 372 for 384
-    /// bits (seed 003), scaled to `round(372/384 · b)` for other `b`.
-    pub fn charikar_threshold(&mut self, bits: u32) -> &mut Self {
-        self.charikar_threshold = Some(bits);
-        self
-    }
-
-    /// Stage two also keeps a candidate that shares at least this many supershingles,
-    /// without the Charikar check (inclusive; must exceed `min_shared`). By default off
-    /// (seed 003 checks every candidate).
-    pub fn accept_shared(&mut self, r: Option<usize>) -> &mut Self {
-        self.accept_shared = r;
-        self
-    }
-
-    /// High-recall union (seed 003, end of §4.2.3): also report every pair whose
-    /// Charikar agreement is at least `bits`, inclusive, found by the block pigeonhole
-    /// index. Must be at least the stage-two threshold. By default off.
-    pub fn high_recall(&mut self, bits: Option<u32>) -> &mut Self {
-        self.high_recall = bits;
-        self
-    }
-
-    /// How verified pairs become clusters. By default [`ClusterMode::Transitive`].
-    pub fn cluster_mode(&mut self, mode: ClusterMode) -> &mut Self {
-        self.cluster_mode = mode;
-        self
-    }
-
-    /// Which member of a cluster is kept. By default [`Keep::First`].
-    pub fn keep(&mut self, keep: Keep) -> &mut Self {
-        self.keep = keep;
-        self
-    }
-
-    /// Big-bucket limits of stage one (see [`crate::candidates`]). By default 1000
-    /// members and a window of 8.
-    pub fn bucket_limits(&mut self, limits: BucketLimits) -> &mut Self {
-        self.limits = limits;
-        self
-    }
-
-    /// Worker threads: 1..=1024. By default rayon's global pool (one per core).
-    pub fn threads(&mut self, n: Option<usize>) -> &mut Self {
-        self.threads = n;
-        self
-    }
-
-    /// Documents with a longer body are rejected ("document too large"). By default
-    /// 64 MiB; 1..=4 GiB.
-    pub fn max_document_bytes(&mut self, n: usize) -> &mut Self {
-        self.max_document_bytes = n;
-        self
-    }
-
-    /// Records in flight: taken from the input but not yet sketched and collected;
-    /// bounds the text held in memory. They go to the threads in jobs of
-    /// `clamp(n / 8, 1, 64)` records. Output does not depend on it. By default 512;
-    /// 1..=1000000.
-    pub fn chunk_records(&mut self, n: usize) -> &mut Self {
-        self.chunk_records = n;
-        self
-    }
-
-    /// Replaces stage one. By default [`Supershingles`] with `r` = [`min_shared`](Self::min_shared).
-    pub fn candidates(&mut self, generator: Arc<dyn CandidateGenerator>) -> &mut Self {
-        self.candidates = Some(generator);
-        self
-    }
-
-    /// Replaces stage two's filter (for every class of pair). By default
-    /// [`CharikarFilter`] with the configured threshold and `accept_shared`. Cannot be
-    /// combined with [`Strategy::Henzinger`]; for a filter per class use
-    /// [`rule`](Self::rule).
-    pub fn filter(&mut self, filter: Arc<dyn PairFilter>) -> &mut Self {
-        self.filter = Some(filter);
-        self
-    }
-
-    /// Stage two by class of pair (same site, cross site, unknown); see [`Strategy`].
-    /// By default [`Strategy::Uniform`].
-    pub fn strategy(&mut self, strategy: Strategy) -> &mut Self {
-        self.strategy = strategy;
-        self
-    }
-
-    /// Replaces the whole verdict (stage one, stage two per class, high recall) by
-    /// `rule`; the candidates, filter, strategy and high-recall settings are then not
-    /// used. By default the rule is built from those settings.
-    pub fn rule(&mut self, rule: Rule) -> &mut Self {
-        self.rule = Some(rule);
-        self
-    }
-
-    /// How a page's site is found. By default [`SiteMode::Host`].
-    pub fn site_mode(&mut self, mode: SiteMode) -> &mut Self {
-        self.site_mode = mode;
-        self
-    }
-
-    /// A callback called after each sketched job (for progress bars). By default none.
-    pub fn on_progress(&mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> &mut Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-
-    /// The rule made of the candidates, filter, strategy and high-recall settings.
-    fn default_rule(&self, threshold: u32) -> Result<Rule> {
-        let candidates = self.candidates.clone().unwrap_or_else(|| {
-            Arc::new(Supershingles {
-                min_shared: self.min_shared,
-                limits: self.limits,
-            })
-        });
-        let bits = self.sketch.charikar_bits as u32;
-        let rule = match self.strategy {
-            Strategy::Uniform => {
-                let filter = self.filter.clone().unwrap_or_else(|| {
-                    Arc::new(CharikarFilter {
-                        min_agreement: threshold,
-                        or_min_shared: self.accept_shared,
-                    })
-                });
-                Rule::new(candidates, filter)
-            }
-            Strategy::Henzinger {
-                same_site,
-                cross_site,
-            } => {
-                if self.filter.is_some() {
-                    return Err(Error::Config(
-                        "a custom stage-two filter cannot be combined with the henzinger \
-                         strategy; build a Rule with a filter per class instead"
-                            .into(),
-                    ));
-                }
-                let (ds, dc) = Strategy::henzinger_defaults(threshold, bits);
-                let (s, c) = (same_site.unwrap_or(ds), cross_site.unwrap_or(dc));
-                check_range("same_site_threshold", s as u64, 0, bits as u64)?;
-                check_range("cross_site_threshold", c as u64, 0, bits as u64)?;
-                Rule::henzinger(candidates, s, c, self.accept_shared)
-            }
-        };
-        Ok(rule.with_high_recall(self.high_recall))
-    }
-
-    /// Validates the settings and builds the pipeline.
-    pub fn build(&self) -> Result<Pipeline> {
-        self.sketch.validate()?;
-        let b = self.sketch.charikar_bits as u64;
-        check_range(
-            "min_shared",
-            self.min_shared as u64,
-            1,
-            self.sketch.supershingles as u64,
-        )?;
-        let threshold = self
-            .charikar_threshold
-            .unwrap_or(((372 * b + 192) / 384) as u32);
-        check_range("charikar_threshold", threshold as u64, 0, b)?;
-        if let Some(h) = self.high_recall {
-            check_range("high_recall", h as u64, threshold as u64, b)?;
-        }
-        if let Some(a) = self.accept_shared {
-            check_range(
-                "accept_shared",
-                a as u64,
-                self.min_shared as u64 + 1,
-                self.sketch.supershingles as u64,
-            )?;
-        }
-        check_range(
-            "max_bucket",
-            self.limits.max_bucket as u64,
-            2,
-            u32::MAX as u64,
-        )?;
-        check_range("window", self.limits.window as u64, 0, 1 << 20)?;
-        check_range(
-            "max_document_bytes",
-            self.max_document_bytes as u64,
-            1,
-            4 << 30,
-        )?;
-        check_range("chunk_records", self.chunk_records as u64, 1, 1_000_000)?;
-        let pool = match self.threads {
-            Some(n) => {
-                check_range("threads", n as u64, 1, 1024)?;
-                Some(Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(n)
-                        .build()
-                        .map_err(|e| Error::Config(e.to_string()))?,
-                ))
-            }
-            None => None,
-        };
-        let rule = match &self.rule {
-            Some(r) => r.clone(),
-            None => self.default_rule(threshold)?,
-        };
-        Ok(Pipeline {
-            sketcher: Sketcher::new(self.sketch.clone())?,
-            rule,
-            site_mode: self.site_mode,
-            threshold,
-            min_shared: self.min_shared,
-            accept_shared: self.accept_shared,
-            cluster_mode: self.cluster_mode,
-            keep: self.keep,
-            limits: self.limits,
-            max_document_bytes: self.max_document_bytes,
-            chunk_records: self.chunk_records,
-            pool,
-            progress: self.progress.clone(),
-            boilerplate: None,
-        })
-    }
-}
-
-/// Settings of [`Preset::Recall`], tuned on the development set of judged web-page
-/// pairs (see the README's accuracy report).
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub struct RecallSettings {
-    /// Terms per shingle.
-    pub shingle_size: usize,
-    /// Min-hash values.
-    pub minhashes: usize,
-    /// Supershingles.
-    pub supershingles: usize,
-    /// Charikar bits (the projection is over shingles).
-    pub charikar_bits: usize,
-    /// Stage one: candidates share at least this many supershingles.
-    pub min_shared: usize,
-    /// Stage two: Charikar agreement, inclusive.
-    pub charikar_threshold: u32,
-    /// Stage two: or at least this many shared supershingles.
-    pub accept_shared: usize,
-}
-
-/// The values of [`Preset::Recall`].
-pub const RECALL: RecallSettings = RecallSettings {
-    shingle_size: 3,
-    minhashes: 168,
-    supershingles: 84,
-    charikar_bits: 1024,
-    min_shared: 35,
-    charikar_threshold: 815,
-    accept_shared: 51,
-};
 
 /// A configured two-stage near-duplicate filter. Build one with [`Pipeline::builder`].
 ///
@@ -905,8 +347,12 @@ impl Pipeline {
             pugh: Vec::new(),
         };
         let max = self.max_document_bytes;
+        // Records taken from the input, counted as they are taken (not from the fates).
+        let received = std::cell::Cell::new(0u64);
         self.ordered_map(
-            records.into_iter(),
+            records
+                .into_iter()
+                .inspect(|_| received.set(received.get() + 1)),
             |scratch, rec| -> Sketched {
                 match parse(rec) {
                     Err(r) => (
@@ -994,7 +440,9 @@ impl Pipeline {
             },
         );
         let sketch_time = start.elapsed();
-        let mut d = self.install(|| self.dedup_sketched(meta, site_names, sketches, old))?;
+        let received = received.get();
+        let mut d =
+            self.install(|| self.dedup_sketched(meta, site_names, sketches, old, received))?;
         d.stats.bytes = bytes;
         d.stats.boilerplate_pages = stripped_pages;
         d.stats.boilerplate_terms = stripped_terms;
@@ -1010,6 +458,7 @@ impl Pipeline {
         site_names: Vec<String>,
         sketches: Sketches,
         old: usize,
+        received: u64,
     ) -> Result<Dedup> {
         let n = meta.len();
         if n > u32::MAX as usize {
@@ -1255,7 +704,7 @@ impl Pipeline {
             sites: site_names,
             site_of: site_ids,
         };
-        d.check_accounting()?;
+        d.reconcile(received)?;
         Ok(d)
     }
 
@@ -1274,113 +723,4 @@ impl Pipeline {
             agreement: agreement(x.charikar, y.charikar),
         }
     }
-}
-
-/// The shape of [`Pipeline::ordered_map`]'s jobs, and what they share.
-struct Jobs<'f, F> {
-    /// Records per job.
-    len: usize,
-    /// Jobs taken but not yet consumed.
-    max: usize,
-    f: &'f F,
-    scratches: std::sync::Mutex<Vec<Scratch>>,
-}
-
-impl<'f, F> Jobs<'f, F> {
-    fn drive<'s, T, R, I, C>(&'s self, s: &rayon::ScopeFifo<'s>, records: &mut I, consume: &mut C)
-    where
-        'f: 's,
-        T: Send + 's,
-        R: Send + 's,
-        I: Iterator<Item = T>,
-        F: Fn(&mut Scratch, T) -> R + Sync,
-        C: FnMut(Vec<R>),
-    {
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, std::thread::Result<Vec<R>>)>();
-        let (mut submitted, mut consumed) = (0usize, 0usize);
-        // Results of jobs `consumed..submitted`, in order; `None` until done.
-        let mut pending: std::collections::VecDeque<Option<Vec<R>>> =
-            std::collections::VecDeque::new();
-        let mut exhausted = false;
-        loop {
-            while !exhausted && submitted - consumed < self.max {
-                let job: Vec<T> = records.by_ref().take(self.len).collect();
-                if job.is_empty() {
-                    exhausted = true;
-                    break;
-                }
-                let tx = tx.clone();
-                let index = submitted;
-                s.spawn_fifo(move |_| {
-                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        let mut scratch = self
-                            .scratches
-                            .lock()
-                            .map(|mut v| v.pop().unwrap_or_default())
-                            .unwrap_or_default();
-                        let out: Vec<R> =
-                            job.into_iter().map(|t| (self.f)(&mut scratch, t)).collect();
-                        if let Ok(mut v) = self.scratches.lock() {
-                            v.push(scratch);
-                        }
-                        out
-                    }));
-                    // The receiver lives until every job has reported.
-                    let _ = tx.send((index, out));
-                });
-                submitted += 1;
-                pending.push_back(None);
-            }
-            if consumed == submitted {
-                return;
-            }
-            let (index, out) = receive(&rx);
-            match out {
-                Ok(out) => pending[index - consumed] = Some(out),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-            while let Some(Some(_)) = pending.front() {
-                if let Some(Some(out)) = pending.pop_front() {
-                    consume(out);
-                    consumed += 1;
-                }
-            }
-        }
-    }
-}
-
-/// The next message; on a thread of a rayon pool (a caller inside `par_iter`, say) it
-/// keeps running the pool's other work while it waits instead of blocking a worker.
-fn receive<M>(rx: &std::sync::mpsc::Receiver<M>) -> M {
-    use std::sync::mpsc::TryRecvError;
-    if rayon::current_thread_index().is_none() {
-        if let Ok(m) = rx.recv() {
-            return m;
-        }
-    }
-    loop {
-        match rx.try_recv() {
-            Ok(m) => return m,
-            Err(TryRecvError::Empty) => {
-                if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::thread::yield_now();
-                }
-            }
-            // Not reached: the caller holds a sender for as long as it receives.
-            Err(TryRecvError::Disconnected) => std::thread::yield_now(),
-        }
-    }
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), if the system reports it.
-pub fn peak_memory_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
 }
