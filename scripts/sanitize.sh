@@ -14,11 +14,11 @@ run() { cargo +nightly test --quiet --target "$target" "$@"; }
 # The vector kernels against their definitions, the statistical checks and golden
 # sketches (both go through every kernel), the tokenizer's block scanner, and the
 # hostile-input corpus through the binary.
-run --lib
-run --test estimators
-run --test golden
-run --test tokenize
+run -p neardup --lib
+run -p neardup --test estimators
+run -p neardup --test golden
+run -p neardup --test tokenize
 # (not the memory-bound check of the 100 MB document: ASan's shadow memory and
 # quarantine inflate the resident size by design)
-run --test hostile -- --skip a_100_mb_document
+run -p neardup-cli --test hostile -- --skip a_100_mb_document
 echo "AddressSanitizer: no errors"
