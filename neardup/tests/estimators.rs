@@ -5,6 +5,7 @@
 use neardup::sketch::broder::{supershingles, MinHasher};
 use neardup::sketch::charikar::{agreement, ProjectScratch, Projector};
 use rand::RngExt;
+use rand_chacha::rand_core::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -136,20 +137,16 @@ fn minhash_kernel_case(m: usize) {
         let xs: Vec<u64> = (0..len).map(|_| rng.random()).collect();
         let mut got = vec![0; m];
         mh.min_values(&xs, &mut got);
-        // Recover a_i, b_i from single-element sets: h(0) = b, h(1) = a + b.
-        let mut h0 = vec![0; m];
-        let mut h1 = vec![0; m];
-        mh.min_values(&[0], &mut h0);
-        mh.min_values(&[1], &mut h1);
+        // The documented definition, re-implemented here: coefficients from ChaCha8
+        // stream `1 ^ seed.rotate_left(8)`, `a = next as u32 | 1`, `b = next as u32`,
+        // `h(x) = a · fold(x) + b (mod 2^32)` with `fold(x) = (x ^ x >> 32) as u32`.
+        let mut rng = reference::param_rng(1 ^ 5u64.rotate_left(8));
         for i in 0..m {
-            // 32-bit arithmetic: a = h(1) − h(0), b = h(0) (mod 2^32).
-            let (a, b) = ((h1[i] as u32).wrapping_sub(h0[i] as u32), h0[i] as u32);
+            let a = rng.next_u64() as u32 | 1;
+            let b = rng.next_u64() as u32;
             let want = xs
                 .iter()
-                .map(|&x| {
-                    a.wrapping_mul(neardup::sketch::broder::fold32(x))
-                        .wrapping_add(b) as u64
-                })
+                .map(|&x| a.wrapping_mul((x ^ (x >> 32)) as u32).wrapping_add(b) as u64)
                 .min()
                 .unwrap_or(u64::MAX);
             assert_eq!(got[i], want);
@@ -170,6 +167,25 @@ fn charikar_kernel_equals_definition() {
         let p = Projector::new(bits, 2, 9).concat(&Projector::new(64, 3, 9));
         charikar_kernel_case(&p, false);
     }
+}
+
+/// Word `j` of the ±1 vector of feature `x` by the documented definition: SplitMix64's
+/// finalizer of `x ^ seed_j`, the seeds drawn from ChaCha8 stream `2 ^ 9.rotate_left(8)`
+/// (the projector of 384 or 1024 bits), then stream `3 ^ 9.rotate_left(8)` for the 64
+/// simhash words concatenated after them.
+fn reference_word(proj: &Projector, x: u64, j: usize) -> u64 {
+    let main = if proj.bits() == 448 || proj.bits() == 1088 {
+        proj.bits() / 64 - 1
+    } else {
+        proj.bits() / 64
+    };
+    let seed = if j < main {
+        let mut r = reference::param_rng(2 ^ 9u64.rotate_left(8));
+        (0..=j).map(|_| r.next_u64()).last().unwrap()
+    } else {
+        reference::param_rng(3 ^ 9u64.rotate_left(8)).next_u64()
+    };
+    reference::mix64(x ^ seed)
 }
 
 fn charikar_kernel_case(proj: &Projector, weighted: bool) {
@@ -195,7 +211,7 @@ fn charikar_kernel_case(proj: &Projector, weighted: bool) {
             let mut ones = vec![0i64; 64];
             for (i, &x) in xs.iter().enumerate() {
                 let w = ws.get(i).map_or(1, |&w| w as i64);
-                let f = proj.feature_word(x, j);
+                let f = reference_word(proj, x, j);
                 for (l, o) in ones.iter_mut().enumerate() {
                     *o += if f >> l & 1 == 1 { w } else { -w };
                 }
@@ -208,5 +224,139 @@ fn charikar_kernel_case(proj: &Projector, weighted: bool) {
                 );
             }
         }
+    }
+}
+
+/// The documented definitions of the parameter generator and the mixer, written out
+/// independently of the library.
+mod reference {
+    use rand_chacha::rand_core::SeedableRng;
+    /// ChaCha8 keyed with `"neardup parameters v1..."` followed by the little-endian
+    /// bytes of the stream number.
+    pub fn param_rng(stream: u64) -> rand_chacha::ChaCha8Rng {
+        let mut seed = [0u8; 32];
+        seed[..24].copy_from_slice(b"neardup parameters v1...");
+        seed[24..].copy_from_slice(&stream.to_le_bytes());
+        rand_chacha::ChaCha8Rng::from_seed(seed)
+    }
+    /// SplitMix64's finalizer.
+    pub fn mix64(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Supershingle agreement at J = 0.9 and 0.85 with 4000 pairs (24,000 slots): J^13 and
+/// J^15 lie at least 7 standard deviations from J^14, and the test accepts within 3.5,
+/// so supershingles of 13 or of 15 min-values fail it — checked here by computing them.
+#[test]
+fn supershingles_of_13_or_15_values_fail_the_j14_test() {
+    use neardup::sketch::hash::combine;
+    let mh = MinHasher::new(90, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(19);
+    for &(inter, only) in &[(180usize, 10usize), (170, 15)] {
+        let j: f64 = inter as f64 / (inter + 2 * only) as f64;
+        let trials = 4000;
+        let n = (trials * 6) as f64;
+        let sd = |p: f64| (p * (1.0 - p) / n).sqrt();
+        let p14 = j.powi(14);
+        for r in [13, 15] {
+            let pr = j.powi(r);
+            assert!(
+                (pr - p14).abs() >= 7.0 * sd(p14).max(sd(pr)),
+                "J={j}: r={r} too close"
+            );
+        }
+        // Agreement of 6 supershingles of r consecutive min-values, r = 13, 14, 15.
+        let mut agree = [0usize; 3];
+        let (mut ma, mut mb) = (vec![0; 90], vec![0; 90]);
+        for _ in 0..trials {
+            let (a, b) = set_pair(&mut rng, inter, only);
+            mh.min_values(&a, &mut ma);
+            mh.min_values(&b, &mut mb);
+            for (k, r) in [13usize, 14, 15].into_iter().enumerate() {
+                for slot in 0..6 {
+                    let w = slot * r..(slot + 1) * r;
+                    let seed = slot as u64;
+                    agree[k] += usize::from(combine(&ma[w.clone()], seed) == combine(&mb[w], seed));
+                }
+            }
+        }
+        let within = |count: usize| ((count as f64 / n) - p14).abs() <= 3.5 * sd(p14);
+        assert!(
+            within(agree[1]),
+            "J={j}: 14 values: {} vs {p14}",
+            agree[1] as f64 / n
+        );
+        assert!(!within(agree[0]), "J={j}: 13 values pass the J^14 test");
+        assert!(!within(agree[2]), "J={j}: 15 values pass the J^14 test");
+    }
+}
+
+/// Low resemblance: min-hash agreement stays unbiased at J = 0.02, and supershingles
+/// (J^14 = 5·10^-8 at J = 0.3) essentially never agree.
+#[test]
+fn low_resemblance() {
+    let mh = MinHasher::new(84, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let (inter, only) = (4usize, 98usize);
+    let j = inter as f64 / (inter + 2 * only) as f64;
+    let trials = 2000;
+    let (mut ma, mut mb) = (vec![0; 84], vec![0; 84]);
+    let mut total = 0.0;
+    for _ in 0..trials {
+        let (a, b) = set_pair(&mut rng, inter, only);
+        mh.min_values(&a, &mut ma);
+        mh.min_values(&b, &mut mb);
+        total += neardup::sketch::broder::estimated_resemblance(&ma, &mb);
+    }
+    let mean = total / trials as f64;
+    let sd = (j * (1.0 - j) / (84.0 * trials as f64)).sqrt();
+    assert!((mean - j).abs() <= 5.0 * sd, "J={j}: mean {mean} ± {sd}");
+    let (mut sa, mut sb) = ([0u64; 6], [0u64; 6]);
+    let mut agree = 0;
+    for _ in 0..2000 {
+        let (a, b) = set_pair(&mut rng, 60, 70);
+        mh.min_values(&a, &mut ma);
+        mh.min_values(&b, &mut mb);
+        supershingles(&ma, &mut sa);
+        supershingles(&mb, &mut sb);
+        agree += neardup::sketch::broder::shared_supershingles(&sa, &sb);
+    }
+    assert!(agree <= 1, "{agree} supershingles agree at J = 0.3");
+}
+
+/// The spread of the Charikar agreement: given the pair, the 384 bits are independent
+/// coin flips with P(agree) = 1 − θ/π, so the agreement's standard deviation over
+/// pairs of the same angle is sqrt(384 q (1 − q)) bits.
+#[test]
+fn charikar_agreement_has_binomial_spread() {
+    let proj = Projector::new(384, 2, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let mut scratch = ProjectScratch::default();
+    let n = 300usize;
+    for &shared in &[150usize, 240] {
+        let cos = shared as f64 / n as f64;
+        let q = 1.0 - cos.acos() / std::f64::consts::PI;
+        let trials = 400;
+        let (mut pa, mut pb) = ([0u64; 6], [0u64; 6]);
+        let xs: Vec<f64> = (0..trials)
+            .map(|_| {
+                let (a, b) = set_pair(&mut rng, shared, n - shared);
+                proj.project(&a, &[], &mut scratch, &mut pa);
+                proj.project(&b, &[], &mut scratch, &mut pb);
+                agreement(&pa, &pb) as f64
+            })
+            .collect();
+        let mean = xs.iter().sum::<f64>() / trials as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (trials - 1) as f64).sqrt();
+        let want = (384.0 * q * (1.0 - q)).sqrt();
+        // The sample sd of 400 draws is within ±15 % of the true one with probability
+        // > 99.8 %; a projection with correlated bits (a repeated seed, say) is far off.
+        assert!(
+            (sd / want - 1.0).abs() <= 0.15,
+            "cos={cos}: sd {sd} vs binomial {want}"
+        );
     }
 }
