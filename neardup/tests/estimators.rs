@@ -141,7 +141,7 @@ fn minhash_kernel_case(m: usize) {
         // stream `1 ^ seed.rotate_left(8)`, `a = next as u32 | 1`, `b = next as u32`,
         // `h(x) = a · fold(x) + b (mod 2^32)` with `fold(x) = (x ^ x >> 32) as u32`.
         let mut rng = reference::param_rng(1 ^ 5u64.rotate_left(8));
-        for i in 0..m {
+        for (i, &g) in got.iter().enumerate() {
             let a = rng.next_u64() as u32 | 1;
             let b = rng.next_u64() as u32;
             let want = xs
@@ -149,7 +149,7 @@ fn minhash_kernel_case(m: usize) {
                 .map(|&x| a.wrapping_mul((x ^ (x >> 32)) as u32).wrapping_add(b) as u64)
                 .min()
                 .unwrap_or(u64::MAX);
-            assert_eq!(got[i], want);
+            assert_eq!(g, want, "function {i}");
         }
     }
 }
