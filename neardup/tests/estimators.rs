@@ -9,6 +9,9 @@ use rand_chacha::rand_core::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+mod common;
+use common::reference;
+
 /// Two random sets of 64-bit fingerprints with `inter` common and `only` private
 /// elements each: Jaccard = inter / (inter + 2·only).
 fn set_pair(rng: &mut ChaCha8Rng, inter: usize, only: usize) -> (Vec<u64>, Vec<u64>) {
@@ -224,26 +227,6 @@ fn charikar_kernel_case(proj: &Projector, weighted: bool) {
                 );
             }
         }
-    }
-}
-
-/// The documented definitions of the parameter generator and the mixer, written out
-/// independently of the library.
-mod reference {
-    use rand_chacha::rand_core::SeedableRng;
-    /// ChaCha8 keyed with `"neardup parameters v1..."` followed by the little-endian
-    /// bytes of the stream number.
-    pub fn param_rng(stream: u64) -> rand_chacha::ChaCha8Rng {
-        let mut seed = [0u8; 32];
-        seed[..24].copy_from_slice(b"neardup parameters v1...");
-        seed[24..].copy_from_slice(&stream.to_le_bytes());
-        rand_chacha::ChaCha8Rng::from_seed(seed)
-    }
-    /// SplitMix64's finalizer.
-    pub fn mix64(mut z: u64) -> u64 {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
 

@@ -7,6 +7,9 @@ pub mod hash;
 pub mod pugh;
 pub mod shingle;
 pub(crate) mod simd;
+pub use simd::{
+    detect as simd_detect, force as force_simd, level as simd_level, Level as SimdLevel, SIMD_ENV,
+};
 pub mod tokenize;
 
 use crate::document::Document;
@@ -413,6 +416,8 @@ impl Sketcher {
     /// A sketcher for a validated configuration.
     pub fn new(config: SketchConfig) -> Result<Self> {
         config.validate()?;
+        // A vector path asked for by `NEARDUP_SIMD` that this CPU lacks is an error.
+        simd::requested()?;
         Ok(Sketcher {
             tokenizer: Tokenizer::new(
                 config.case_fold,

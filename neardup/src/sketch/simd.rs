@@ -8,24 +8,106 @@
 //! paths directly.
 #![allow(unsafe_code)]
 
-/// Which code path the vector kernels take on this CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which code path the vector kernels take. Every path computes bit-identical results;
+/// only the speed differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Level {
-    /// AVX-512 F/DQ/BW/VL.
-    Avx512,
-    /// AVX2.
-    Avx2,
     /// The baseline of the target.
-    Portable,
+    Portable = 1,
+    /// AVX2.
+    Avx2 = 2,
+    /// AVX-512 F/DQ/BW/VL.
+    Avx512 = 3,
 }
 
-/// The widest level this CPU supports (detected once).
+impl Level {
+    /// `portable`, `avx2` or `avx512` (the values of `NEARDUP_SIMD`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Portable => "portable",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+        }
+    }
+
+    fn from_u8(v: u8) -> Option<Level> {
+        match v {
+            1 => Some(Level::Portable),
+            2 => Some(Level::Avx2),
+            3 => Some(Level::Avx512),
+            _ => None,
+        }
+    }
+}
+
+/// The environment variable that chooses a path: `portable`, `avx2` or `avx512`.
+pub const SIMD_ENV: &str = "NEARDUP_SIMD";
+
+/// The path in use (0: not chosen yet).
+static LEVEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The path the kernels take: the one [`force`]d, else `NEARDUP_SIMD` when it names a
+/// path this CPU has, else the widest this CPU has.
+#[inline]
 pub fn level() -> Level {
-    static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(detect)
+    match Level::from_u8(LEVEL.load(std::sync::atomic::Ordering::Relaxed)) {
+        Some(l) => l,
+        None => {
+            let l = requested().ok().flatten().unwrap_or_else(detect);
+            LEVEL.store(l as u8, std::sync::atomic::Ordering::Relaxed);
+            l
+        }
+    }
 }
 
-fn detect() -> Level {
+/// The path `NEARDUP_SIMD` asks for: `Ok(None)` when unset, an error when it names no
+/// path or one this CPU lacks.
+pub fn requested() -> crate::Result<Option<Level>> {
+    let Ok(v) = std::env::var(SIMD_ENV) else {
+        return Ok(None);
+    };
+    let want = match v.trim() {
+        "portable" => Level::Portable,
+        "avx2" => Level::Avx2,
+        "avx512" => Level::Avx512,
+        other => {
+            return Err(crate::Error::Config(format!(
+                "{SIMD_ENV}={other:?}: expected portable, avx2 or avx512"
+            )))
+        }
+    };
+    if want > detect() {
+        return Err(crate::Error::Config(format!(
+            "{SIMD_ENV}={}: this CPU has no such path (its widest is {})",
+            want.name(),
+            detect().name()
+        )));
+    }
+    Ok(Some(want))
+}
+
+/// Makes every kernel take path `level` from now on, process-wide (tests and
+/// benchmarks: results are identical on every path). An error when the CPU lacks it.
+pub fn force(level: Level) -> crate::Result<()> {
+    if level > detect() {
+        return Err(crate::Error::Config(format!(
+            "this CPU has no {} path (its widest is {})",
+            level.name(),
+            detect().name()
+        )));
+    }
+    LEVEL.store(level as u8, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// The widest level this CPU supports.
+pub fn detect() -> Level {
+    static DETECTED: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
+    *DETECTED.get_or_init(detect_cpu)
+}
+
+fn detect_cpu() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f")
@@ -456,7 +538,7 @@ mod tests {
                         let got = unsafe { classify64_avx2(&blk, fold, &mut out) };
                         assert_eq!((got, out), (want, want_out));
                     }
-                    if level() == Level::Avx512 {
+                    if detect() == Level::Avx512 {
                         // SAFETY: AVX-512 detected.
                         let got = unsafe { classify64_avx512(&blk, fold, &mut out) };
                         assert_eq!((got, out), (want, want_out));
