@@ -13,8 +13,8 @@
 //! end magic    8 bytes  the kind's end marker ("NDSKEND1", "NDSIEND1")
 //! ```
 //!
-//! [`write`] writes atomically ([`AtomicFile`]); [`read`] checks magic, end marker,
-//! checksum and version before anything is parsed, and [`Cursor`] reads the records with
+//! `write` writes atomically ([`AtomicFile`]); `read` checks magic, end marker,
+//! checksum and version before anything is parsed, and `Cursor` reads the records with
 //! a bounds check on every field, so a damaged, truncated, foreign or outdated file is
 //! an [`Error::Corrupt`] naming what is wrong — never a panic, never wrong values.
 

@@ -3,7 +3,7 @@
 //!
 //! # File format (version 2)
 //!
-//! The [container](crate::persist::container) of every saved file, kind `"NDSKETCH"` /
+//! The [`crate::persist::container`] format of every saved file, kind `"NDSKETCH"` /
 //! `"NDSKEND1"`; its header is the [`SketchConfig`] as JSON (sketches are comparable only
 //! under it); each record:
 //!

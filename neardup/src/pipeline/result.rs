@@ -106,9 +106,9 @@ pub struct Stats {
     pub cross_site_pairs: u64,
     /// Reported pairs where a page has no site.
     pub unknown_site_pairs: u64,
-    /// Members removed from clusters by [`ClusterMode::Verified`].
+    /// Members removed from clusters by [`ClusterMode::Verified`](crate::cluster::ClusterMode::Verified).
     pub unchained: u64,
-    /// Pages sketched without some boilerplate terms ([`Pipeline::with_boilerplate`]).
+    /// Pages sketched without some boilerplate terms ([`Pipeline::with_boilerplate`](super::Pipeline::with_boilerplate)).
     pub boilerplate_pages: u64,
     /// Boilerplate terms and shingles removed over all pages.
     pub boilerplate_terms: u64,
@@ -138,7 +138,7 @@ pub struct Timings {
     pub total: f64,
 }
 
-/// The result of [`Pipeline::run`].
+/// The result of [`Pipeline::run`](super::Pipeline::run).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Dedup {
@@ -163,7 +163,7 @@ pub struct Dedup {
     /// Site id of each record (`None`: no site).
     pub site_of: Vec<Option<u32>>,
     /// Number of leading ordinals that are saved sketches of an earlier snapshot
-    /// ([`Pipeline::run_against`]); 0 otherwise. Their fates are always `Kept` and are
+    /// ([`Pipeline::run_against`](super::Pipeline::run_against)); 0 otherwise. Their fates are always `Kept` and are
     /// not counted.
     pub previous: usize,
 }
