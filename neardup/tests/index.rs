@@ -234,3 +234,125 @@ fn saved_index_round_trips_and_rejects_damage() {
         assert!(SimhashIndex::from_bytes(&b).is_err(), "flip at {i}");
     }
 }
+
+/// A batch whose shards are cut into several chunks per worker (shard 6000 on a pool
+/// of 4 threads: chunks of 1500) finds exactly the brute-force pairs.
+#[test]
+fn batch_query_with_several_chunks_per_shard() {
+    let mut rng = ChaCha8Rng::seed_from_u64(61);
+    let stored: Vec<u64> = (0..20_000).map(|_| rng.random()).collect();
+    let queries: Vec<u64> = (0..300)
+        .map(|i| {
+            if i % 2 == 0 {
+                flip(&mut rng, stored[i * 37], (i % 4) as u32 + 1)
+            } else {
+                rng.random()
+            }
+        })
+        .collect();
+    let design = Design::named("k3-10").unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let got = pool
+        .install(|| {
+            batch_query(
+                &design,
+                &queries,
+                stored.iter().enumerate().map(|(i, &f)| Ok((i as u64, f))),
+                6000,
+            )
+        })
+        .unwrap();
+    let mut want = Vec::new();
+    for (q, &fq) in queries.iter().enumerate() {
+        for (i, &fs) in stored.iter().enumerate() {
+            let d = (fq ^ fs).count_ones();
+            if d <= 3 {
+                want.push((q as u32, i as u64, d));
+            }
+        }
+    }
+    assert!(want.len() >= 100);
+    assert_eq!(got, want);
+}
+
+/// Eight threads race `query_or_insert` over fingerprints that come in near-duplicate
+/// groups: every fingerprint is either stored or answered with a stored match, and no
+/// two stored fingerprints are within distance k of each other (two racing
+/// near-duplicates never both come back "new").
+#[test]
+fn concurrent_query_or_insert_never_stores_two_near_duplicates() {
+    let mut rng = ChaCha8Rng::seed_from_u64(67);
+    let mut fps = Vec::new();
+    for _ in 0..300 {
+        let base: u64 = rng.random();
+        for j in 0..6 {
+            fps.push(if j == 0 {
+                base
+            } else {
+                flip(&mut rng, base, 1)
+            });
+        }
+    }
+    let idx = SimhashIndex::new(Design::named("k3-4").unwrap()).unwrap();
+    let results: Vec<(u64, u64, Vec<Match>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let (idx, fps) = (&idx, &fps);
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    // Each thread walks the groups in its own order, so they collide.
+                    for k in 0..fps.len() {
+                        let i = (k * 7 + t * 131) % fps.len();
+                        if i % 8 == t {
+                            out.push((i as u64, fps[i], idx.query_or_insert(i as u64, fps[i])));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(results.len(), fps.len());
+    let stored: Vec<(u64, u64)> = idx.entries();
+    let inserted: Vec<u64> = results
+        .iter()
+        .filter(|r| r.2.is_empty())
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(stored.len(), inserted.len());
+    for (x, &(_, a)) in stored.iter().enumerate() {
+        for &(_, b) in &stored[x + 1..] {
+            assert!((a ^ b).count_ones() > 3, "two stored near-duplicates");
+        }
+    }
+    for (_, fp, m) in &results {
+        for m in m {
+            let f = stored
+                .iter()
+                .find(|s| s.0 == m.id)
+                .expect("a match is stored")
+                .1;
+            assert_eq!((f ^ fp).count_ones(), m.distance);
+        }
+    }
+}
+
+#[test]
+fn len_is_unchanged_by_removing_an_absent_id() {
+    let idx = SimhashIndex::new(Design::named("k3-4").unwrap()).unwrap();
+    idx.insert(1, 0xff);
+    idx.insert(2, 0xff00);
+    idx.remove(99);
+    assert_eq!(idx.len(), 2);
+    idx.remove(1);
+    idx.remove(1);
+    assert_eq!(idx.len(), 1);
+    assert_eq!(idx.query(0xff).len(), 0);
+}

@@ -662,3 +662,31 @@ fn a_record_lost_after_the_reader_fails_the_accounting() {
     let err = d.reconcile(counter.records()).unwrap_err().to_string();
     assert!(err.contains("accounting broken"), "{err}");
 }
+
+/// An exact duplicate whose representative is itself a near duplicate: C = B exactly,
+/// B near A. C names B (its exact group's representative), B names A, all three are
+/// one cluster kept by A, and the accounting holds.
+#[test]
+fn an_exact_duplicate_of_a_near_duplicate() {
+    let words: Vec<String> = (0..300).map(|i| format!("w{}", i * 7919 % 1000)).collect();
+    let a = words.join(" ");
+    let b = format!("{a} appended");
+    let docs = vec![
+        Document::text("A", a),
+        Document::text("B", b.clone()),
+        Document::text("C", b),
+        Document::text(
+            "D",
+            "something else entirely, with enough words to be a page",
+        ),
+    ];
+    let d = Pipeline::builder().build().unwrap().run(docs).unwrap();
+    assert_eq!(d.fates[0], Fate::Kept);
+    assert_eq!(d.fates[1], Fate::NearDuplicate { of: 0 });
+    assert_eq!(d.fates[2], Fate::ExactDuplicate { of: 1 });
+    assert_eq!(d.fates[3], Fate::Kept);
+    assert_eq!(d.clusters.len(), 1);
+    assert_eq!(d.clusters[0].members, [0, 1, 2]);
+    assert_eq!(d.clusters[0].representative, 0);
+    d.reconcile(4).unwrap();
+}

@@ -403,10 +403,25 @@ impl SimhashIndex {
         self.tables.len()
     }
 
-    /// Stored fingerprints (removed ones excluded).
+    /// Stored fingerprints (removed ones excluded). `O(1)` without pending removals;
+    /// with some, one pass over the stored ids (a removal of an id that is not stored
+    /// changes nothing).
     pub fn len(&self) -> usize {
         let g = self.read();
-        (g.main.first().map_or(0, Vec::len) + g.delta.len()).saturating_sub(g.removed.len())
+        let stored = g.main.first().map_or(0, Vec::len) + g.delta.len();
+        if g.removed.is_empty() {
+            return stored;
+        }
+        let gone = g
+            .main
+            .first()
+            .into_iter()
+            .flatten()
+            .map(|&(_, id)| id)
+            .chain(g.delta.iter().map(|&(_, id)| id))
+            .filter(|id| g.removed.contains(id))
+            .count();
+        stored - gone
     }
 
     /// True when nothing is stored.
