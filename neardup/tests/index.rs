@@ -356,3 +356,12 @@ fn len_is_unchanged_by_removing_an_absent_id() {
     assert_eq!(idx.len(), 1);
     assert_eq!(idx.query(0xff).len(), 0);
 }
+
+/// Found by the `index_file_crc` fuzz target: a design whose blocks are fewer than k
+/// (`{"k":6,"levels":[4]}`) is an error, and counting its tables does not overflow.
+#[test]
+fn a_level_with_fewer_blocks_than_k_is_an_error() {
+    let d: Design = serde_json::from_str(r#"{"k":6,"levels":[4]}"#).unwrap();
+    assert!(d.validate().is_err());
+    assert_eq!(d.table_count(), 0);
+}

@@ -199,14 +199,6 @@ impl Design {
             1,
             MAX_LEVELS as u64,
         )?;
-        let tables = self.table_count();
-        if tables > MAX_TABLES as u128 {
-            return Err(Error::Config(format!(
-                "index design k = {}, blocks {:?} has {tables} tables (at most {MAX_TABLES}: \
-                 each holds every fingerprint, 16 bytes apiece)",
-                self.k, self.levels
-            )));
-        }
         let mut bits = 64usize;
         for &r in &self.levels {
             crate::error::check_range("index blocks", r as u64, self.k as u64 + 1, bits as u64)?;
@@ -214,6 +206,14 @@ impl Design {
             if bits == 0 {
                 return Err(Error::Config("index design leaves no bits".into()));
             }
+        }
+        let tables = self.table_count();
+        if tables > MAX_TABLES as u128 {
+            return Err(Error::Config(format!(
+                "index design k = {}, blocks {:?} has {tables} tables (at most {MAX_TABLES}: \
+                 each holds every fingerprint, 16 bytes apiece)",
+                self.k, self.levels
+            )));
         }
         Ok(())
     }
@@ -315,6 +315,9 @@ impl Design {
 }
 
 fn binomial(n: usize, k: usize) -> u128 {
+    if k > n {
+        return 0;
+    }
     let mut r = 1u128;
     for i in 0..k {
         r = r * (n - i) as u128 / (i + 1) as u128;
