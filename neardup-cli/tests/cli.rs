@@ -1,24 +1,11 @@
 //! The `neardup` binary on generated corpora in every input format, and on bad input.
+mod common;
+use common::{bin, ok_in};
 use neardup::synth::{generate, SynthConfig};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-}
-
-/// Runs the binary in `dir`; it must succeed. Returns its standard output.
-fn ok_in(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = bin().current_dir(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use std::process::Stdio;
 
 fn corpus() -> neardup::synth::Corpus {
     generate(&SynthConfig {

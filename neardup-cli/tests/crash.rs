@@ -6,19 +6,12 @@
 //! (`NEARDUP_FAULT_AFTER=NAME:BYTES`, see `neardup::persist::atomic`) aborts the process
 //! after that many bytes of the named output, so each test proves the kill landed in
 //! the middle of the write (a partial temporary file of exactly that size exists).
+mod common;
+use common::{bin, ok_in};
 use neardup::persist::atomic::FAULT_ENV;
 use neardup::persist::sketches::SavedSketches;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-}
-
-fn ok(dir: &Path, args: &[&str]) {
-    let s = bin().current_dir(dir).args(args).output().unwrap();
-    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-}
+use std::process::Output;
 
 fn crash(dir: &Path, fault: &str, args: &[&str]) -> Output {
     let out = bin()
@@ -58,18 +51,18 @@ fn partials(dir: &Path) -> Vec<(String, u64)> {
 fn a_sketch_file_killed_mid_write_leaves_the_previous_file_intact() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    ok(
+    ok_in(
         d,
         &["synth", "--base", "400", "--seed", "2", "-o", "big.jsonl"],
     );
-    ok(
+    ok_in(
         d,
         &["synth", "--base", "50", "--seed", "3", "-o", "small.jsonl"],
     );
-    ok(d, &["sketch", "small.jsonl", "-o", "snap.sketches", "-q"]);
+    ok_in(d, &["sketch", "small.jsonl", "-o", "snap.sketches", "-q"]);
     let before = std::fs::read(d.join("snap.sketches")).unwrap();
     let full = {
-        ok(d, &["sketch", "big.jsonl", "-o", "full.sketches", "-q"]);
+        ok_in(d, &["sketch", "big.jsonl", "-o", "full.sketches", "-q"]);
         std::fs::metadata(d.join("full.sketches")).unwrap().len()
     };
     for bytes in [0u64, 1, 4096, full / 2, full - 13] {
@@ -97,7 +90,7 @@ fn a_sketch_file_killed_mid_write_leaves_the_previous_file_intact() {
 fn a_dedup_killed_mid_write_leaves_no_partial_output_under_its_name() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    ok(
+    ok_in(
         d,
         &["synth", "--base", "300", "--seed", "5", "-o", "c.jsonl"],
     );
@@ -125,12 +118,12 @@ fn a_dedup_killed_mid_write_leaves_no_partial_output_under_its_name() {
         }
     }
     // Earlier outputs: each keeps its previous contents when a crash hits its write.
-    ok(d, &args);
+    ok_in(d, &args);
     let before: Vec<Vec<u8>> = ["kept.jsonl", "cl.jsonl", "pairs.jsonl"]
         .iter()
         .map(|f| std::fs::read(d.join(f)).unwrap())
         .collect();
-    ok(
+    ok_in(
         d,
         &["synth", "--base", "300", "--seed", "6", "-o", "c.jsonl"],
     );

@@ -2,25 +2,13 @@
 //! keep, format and field flags, eval's sweep and scores, `index add` with an automatic
 //! design, and thread-count independence of boilerplate runs, sketch files and
 //! `index fingerprint`.
+mod common;
+use common::ok_in;
 use neardup::synth::{generate, SynthConfig};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
-
-fn run(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn lines(p: &Path) -> Vec<Value> {
     std::fs::read_to_string(p)
@@ -72,7 +60,7 @@ fn incremental_run_through_the_cli_equals_one_run() {
     write(&d.join("old.jsonl"), old, "id", "text");
     write(&d.join("new.jsonl"), new, "id", "text");
     write(&d.join("all.jsonl"), &docs, "id", "text");
-    run(
+    ok_in(
         d,
         &[
             "dedup",
@@ -84,7 +72,7 @@ fn incremental_run_through_the_cli_equals_one_run() {
             "old-kept.jsonl",
         ],
     );
-    run(
+    ok_in(
         d,
         &[
             "dedup",
@@ -96,7 +84,7 @@ fn incremental_run_through_the_cli_equals_one_run() {
             "new-kept.jsonl",
         ],
     );
-    run(d, &["dedup", "all.jsonl", "-q", "-o", "all-kept.jsonl"]);
+    ok_in(d, &["dedup", "all.jsonl", "-q", "-o", "all-kept.jsonl"]);
     let new_ids: BTreeSet<String> = new.iter().map(|d| d.id.clone()).collect();
     let want: Vec<String> = ids(&d.join("all-kept.jsonl"))
         .into_iter()
@@ -151,7 +139,7 @@ fn format_field_keep_and_cluster_mode_flags() {
     };
     let clusters = |mode: &str, keep: &str| {
         let a = args(mode, keep);
-        run(d, &a.iter().map(String::as_str).collect::<Vec<_>>());
+        ok_in(d, &a.iter().map(String::as_str).collect::<Vec<_>>());
         lines(&d.join(format!("{mode}-{keep}.jsonl")))
     };
     let t = clusters("transitive", "first");
@@ -208,7 +196,7 @@ fn eval_sweep_and_scores() {
     }
     std::fs::write(d.join("pairs.jsonl"), &s).unwrap();
     let n = s.lines().count();
-    run(
+    ok_in(
         d,
         &[
             "eval",
@@ -260,7 +248,7 @@ fn index_add_with_an_automatic_design_answers_like_a_scan() {
         .collect();
     std::fs::write(d.join("a.txt"), first).unwrap();
     std::fs::write(d.join("b.txt"), second).unwrap();
-    run(
+    ok_in(
         d,
         &[
             "index",
@@ -272,7 +260,7 @@ fn index_add_with_an_automatic_design_answers_like_a_scan() {
             "auto:3:20:10",
         ],
     );
-    run(d, &["index", "add", "x.idx", "b.txt"]);
+    ok_in(d, &["index", "add", "x.idx", "b.txt"]);
     // Queries: every stored fingerprint with 2 bits flipped, and one 4 bits away.
     let q: String = fps
         .iter()
@@ -280,7 +268,7 @@ fn index_add_with_an_automatic_design_answers_like_a_scan() {
         .chain([format!("{:016x}\n", fps[7] ^ 0xf)])
         .collect();
     std::fs::write(d.join("q.txt"), q).unwrap();
-    let out = run(d, &["index", "query", "x.idx", "q.txt"]);
+    let out = ok_in(d, &["index", "query", "x.idx", "q.txt"]);
     let rows: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -312,7 +300,7 @@ fn index_add_with_an_automatic_design_answers_like_a_scan() {
 fn boilerplate_sketch_files_and_fingerprints_do_not_depend_on_threads() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run(
+    ok_in(
         d,
         &[
             "synth",
@@ -328,7 +316,7 @@ fn boilerplate_sketch_files_and_fingerprints_do_not_depend_on_threads() {
     );
     let mut outs = Vec::new();
     for t in ["1", "2", "8"] {
-        run(
+        ok_in(
             d,
             &[
                 "dedup",
@@ -343,7 +331,7 @@ fn boilerplate_sketch_files_and_fingerprints_do_not_depend_on_threads() {
                 &format!("p{t}.jsonl"),
             ],
         );
-        run(
+        ok_in(
             d,
             &[
                 "sketch",

@@ -3,6 +3,8 @@
 //! reported the pair — for reported pairs and for candidates it rejected. The rejected
 //! candidates are found by a brute force over every pair with the candidate definitions
 //! written out here.
+mod common;
+use common::bin;
 use neardup::sketch::broder::shared_supershingles;
 use neardup::sketch::charikar::hamming;
 use neardup::synth::{generate, SynthConfig};
@@ -10,11 +12,6 @@ use neardup::{Body, Document, SketchConfig, Sketcher};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-}
 
 fn docs() -> Vec<Document> {
     generate(&SynthConfig {

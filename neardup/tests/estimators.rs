@@ -5,7 +5,6 @@
 use neardup::sketch::broder::{supershingles, MinHasher};
 use neardup::sketch::charikar::{agreement, ProjectScratch, Projector};
 use rand::RngExt;
-use rand_chacha::rand_core::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -129,31 +128,7 @@ fn minhash_kernel_equals_definition() {
     // Whatever vector path the CPU takes, the result is the definition.
     // 84 functions (one padded block of the kernel), exactly one block, several.
     for m in [1usize, 84, 96, 200] {
-        minhash_kernel_case(m);
-    }
-}
-
-fn minhash_kernel_case(m: usize) {
-    let mh = MinHasher::new(m, 5);
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    for len in [0usize, 1, 3, 4, 5, 17, 1000] {
-        let xs: Vec<u64> = (0..len).map(|_| rng.random()).collect();
-        let mut got = vec![0; m];
-        mh.min_values(&xs, &mut got);
-        // The documented definition, re-implemented here: coefficients from ChaCha8
-        // stream `1 ^ seed.rotate_left(8)`, `a = next as u32 | 1`, `b = next as u32`,
-        // `h(x) = a · fold(x) + b (mod 2^32)` with `fold(x) = (x ^ x >> 32) as u32`.
-        let mut rng = reference::param_rng(1 ^ 5u64.rotate_left(8));
-        for (i, &g) in got.iter().enumerate() {
-            let a = rng.next_u64() as u32 | 1;
-            let b = rng.next_u64() as u32;
-            let want = xs
-                .iter()
-                .map(|&x| a.wrapping_mul((x ^ (x >> 32)) as u32).wrapping_add(b) as u64)
-                .min()
-                .unwrap_or(u64::MAX);
-            assert_eq!(g, want, "function {i}");
-        }
+        reference::check_min_values(m, "default path");
     }
 }
 
@@ -163,70 +138,12 @@ fn charikar_kernel_equals_definition() {
     // 17 words (a projection with its simhash) fill one and three vectors of the
     // unweighted bit-sliced kernel.
     for bits in [64usize, 192, 384, 1024] {
-        charikar_kernel_case(&Projector::new(bits, 2, 9), true);
-        charikar_kernel_case(&Projector::new(bits, 2, 9), false);
+        reference::check_projection(&Projector::new(bits, 2, 9), true, "default path");
+        reference::check_projection(&Projector::new(bits, 2, 9), false, "default path");
     }
     for bits in [384usize, 1024] {
         let p = Projector::new(bits, 2, 9).concat(&Projector::new(64, 3, 9));
-        charikar_kernel_case(&p, false);
-    }
-}
-
-/// Word `j` of the ±1 vector of feature `x` by the documented definition: SplitMix64's
-/// finalizer of `x ^ seed_j`, the seeds drawn from ChaCha8 stream `2 ^ 9.rotate_left(8)`
-/// (the projector of 384 or 1024 bits), then stream `3 ^ 9.rotate_left(8)` for the 64
-/// simhash words concatenated after them.
-fn reference_word(proj: &Projector, x: u64, j: usize) -> u64 {
-    let main = if proj.bits() == 448 || proj.bits() == 1088 {
-        proj.bits() / 64 - 1
-    } else {
-        proj.bits() / 64
-    };
-    let seed = if j < main {
-        let mut r = reference::param_rng(2 ^ 9u64.rotate_left(8));
-        (0..=j).map(|_| r.next_u64()).last().unwrap()
-    } else {
-        reference::param_rng(3 ^ 9u64.rotate_left(8)).next_u64()
-    };
-    reference::mix64(x ^ seed)
-}
-
-fn charikar_kernel_case(proj: &Projector, weighted: bool) {
-    let bits = proj.bits();
-    let mut rng = ChaCha8Rng::seed_from_u64(2);
-    let mut s = ProjectScratch::default();
-    // Block edges of the bit-sliced kernel (16 features) and, past 65,535 features,
-    // the segmented path.
-    for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 70_000] {
-        if weighted && len > 3000 {
-            continue;
-        }
-        // Few distinct features, so that many bits tie (a tie is a 0 bit).
-        let xs: Vec<u64> = (0..len).map(|_| rng.random_range(0..200u64)).collect();
-        let ws: Vec<u32> = if weighted {
-            (0..len).map(|_| rng.random_range(1..5u32)).collect()
-        } else {
-            Vec::new()
-        };
-        let mut got = vec![0u64; bits / 64];
-        proj.project(&xs, &ws, &mut s, &mut got);
-        for (j, word) in got.iter().enumerate() {
-            let mut ones = vec![0i64; 64];
-            for (i, &x) in xs.iter().enumerate() {
-                let w = ws.get(i).map_or(1, |&w| w as i64);
-                let f = reference_word(proj, x, j);
-                for (l, o) in ones.iter_mut().enumerate() {
-                    *o += if f >> l & 1 == 1 { w } else { -w };
-                }
-            }
-            for (l, &sum) in ones.iter().enumerate() {
-                assert_eq!(
-                    word >> l & 1 == 1,
-                    sum > 0,
-                    "{bits} bits, {len} features, word {j} bit {l}"
-                );
-            }
-        }
+        reference::check_projection(&p, false, "default path");
     }
 }
 

@@ -2,14 +2,10 @@
 //! min-hash and Charikar kernels equal their documented definitions, and whole sketches
 //! (text and HTML, both presets, weighted projections, Pugh checksums) are identical on
 //! every path. One test function: the path is process-wide.
-use neardup::sketch::broder::MinHasher;
-use neardup::sketch::charikar::{ProjectScratch, Projector};
+use neardup::sketch::charikar::Projector;
 use neardup::sketch::{force_simd, simd_detect, SimdLevel};
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Pipeline, Preset, SketchConfig, Sketcher};
-use rand::RngExt;
-use rand_chacha::rand_core::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 mod common;
 use common::reference;
@@ -44,65 +40,18 @@ fn sketches_on_this_path() -> Vec<neardup::Sketch> {
 }
 
 fn kernels_equal_their_definitions(path: SimdLevel) {
-    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let what = format!("{path:?}");
     for m in [1usize, 84, 96, 168, 200] {
-        let mh = MinHasher::new(m, 5);
-        for len in [0usize, 1, 5, 17, 1000] {
-            let xs: Vec<u64> = (0..len).map(|_| rng.random()).collect();
-            let mut got = vec![0; m];
-            mh.min_values(&xs, &mut got);
-            let mut p = reference::param_rng(1 ^ 5u64.rotate_left(8));
-            for (i, &g) in got.iter().enumerate() {
-                let (a, b) = (p.next_u64() as u32 | 1, p.next_u64() as u32);
-                let want = xs
-                    .iter()
-                    .map(|&x| a.wrapping_mul((x ^ (x >> 32)) as u32).wrapping_add(b) as u64)
-                    .min()
-                    .unwrap_or(u64::MAX);
-                assert_eq!(g, want, "{path:?}: min-hash m {m} len {len} function {i}");
-            }
+        reference::check_min_values(m, &what);
+    }
+    for bits in [64usize, 192, 384, 1024] {
+        for weighted in [false, true] {
+            reference::check_projection(&Projector::new(bits, 2, 9), weighted, &what);
         }
     }
-    let mut s = ProjectScratch::default();
-    for bits in [64usize, 384, 1024] {
-        let proj = Projector::new(bits, 2, 9);
-        let mut seeds = reference::param_rng(2 ^ 9u64.rotate_left(8));
-        let seeds: Vec<u64> = (0..bits / 64).map(|_| seeds.next_u64()).collect();
-        for (len, weighted) in [
-            (0usize, false),
-            (1, false),
-            (17, false),
-            (3000, false),
-            (70_000, false),
-            (50, true),
-            (3000, true),
-        ] {
-            let xs: Vec<u64> = (0..len).map(|_| rng.random_range(0..200u64)).collect();
-            let ws: Vec<u32> = if weighted {
-                (0..len).map(|_| rng.random_range(1..5u32)).collect()
-            } else {
-                Vec::new()
-            };
-            let mut got = vec![0u64; bits / 64];
-            proj.project(&xs, &ws, &mut s, &mut got);
-            for (j, word) in got.iter().enumerate() {
-                let mut sums = [0i64; 64];
-                for (i, &x) in xs.iter().enumerate() {
-                    let w = ws.get(i).map_or(1, |&w| w as i64);
-                    let f = reference::mix64(x ^ seeds[j]);
-                    for (l, o) in sums.iter_mut().enumerate() {
-                        *o += if f >> l & 1 == 1 { w } else { -w };
-                    }
-                }
-                for (l, &sum) in sums.iter().enumerate() {
-                    assert_eq!(
-                        word >> l & 1 == 1,
-                        sum > 0,
-                        "{path:?}: {bits} bits, {len} features, word {j} bit {l}"
-                    );
-                }
-            }
-        }
+    for bits in [384usize, 1024] {
+        let p = Projector::new(bits, 2, 9).concat(&Projector::new(64, 3, 9));
+        reference::check_projection(&p, false, &what);
     }
 }
 

@@ -154,11 +154,7 @@ impl Pipeline {
 
     /// The class of the pair `(a, b)` by their sites (see [`PairClass`]).
     pub fn pair_class(&self, a: &Document, b: &Document) -> PairClass {
-        match (self.site_of(a), self.site_of(b)) {
-            (Some(x), Some(y)) if x == y => PairClass::SameSite,
-            (Some(_), Some(_)) => PairClass::CrossSite,
-            _ => PairClass::Unknown,
-        }
+        PairClass::of(self.site_of(a), self.site_of(b))
     }
 
     /// The verdict this pipeline applies to every pair (see [`Rule`]).
@@ -601,11 +597,7 @@ impl Pipeline {
         // Near pairs that the filter accepts, for verified mode.
         let accepts = |a: u32, b: u32| {
             let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
-            stage_two(a, b)
-                || self
-                    .rule
-                    .high_recall()
-                    .is_some_and(|h| agreement(x.charikar, y.charikar) >= h)
+            self.rule.verifies(class(a, b), x, y)
         };
         if self.cluster_mode == ClusterMode::Verified {
             for g in &mut groups {

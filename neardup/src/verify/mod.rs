@@ -12,5 +12,5 @@ pub mod rule;
 pub mod site;
 
 pub use filter::PairFilter;
-pub use rule::{Judgement, Measures, Rule, Strategy};
+pub use rule::{Judgement, Rule, Strategy};
 pub use site::{site_of, PairClass, SiteMode};

@@ -22,8 +22,7 @@
 use super::filter::{CharikarFilter, PairFilter};
 use super::site::PairClass;
 use crate::candidates::CandidateGenerator;
-use crate::sketch::broder::shared_supershingles;
-use crate::sketch::charikar::{agreement, hamming};
+use crate::sketch::charikar::agreement;
 use crate::sketch::SketchRef;
 use serde::Serialize;
 use std::sync::Arc;
@@ -83,7 +82,6 @@ pub struct Rule {
     candidates: Arc<dyn CandidateGenerator>,
     /// Same site, cross site, unknown.
     filters: [Arc<dyn PairFilter>; 3],
-    strategy: Strategy,
     high_recall: Option<u32>,
 }
 
@@ -102,7 +100,6 @@ impl Rule {
         Rule {
             candidates,
             filters: [filter.clone(), filter.clone(), filter],
-            strategy: Strategy::Uniform,
             high_recall: None,
         }
     }
@@ -126,10 +123,6 @@ impl Rule {
         Rule {
             candidates,
             filters: [f(same_site), cross.clone(), cross],
-            strategy: Strategy::Henzinger {
-                same_site: Some(same_site),
-                cross_site: Some(cross_site),
-            },
             high_recall: None,
         }
     }
@@ -157,11 +150,6 @@ impl Rule {
         &self.filters[slot(class)]
     }
 
-    /// The strategy the rule was built with.
-    pub fn strategy(&self) -> Strategy {
-        self.strategy
-    }
-
     /// The high-recall threshold, if on.
     pub fn high_recall(&self) -> Option<u32> {
         self.high_recall
@@ -170,6 +158,16 @@ impl Rule {
     /// Stage two alone: whether the filter for `class` accepts the candidate pair.
     pub fn accepts(&self, class: PairClass, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         self.filters[slot(class)].accept(a, b)
+    }
+
+    /// Whether the pair is verified without asking stage one: the filter of its class
+    /// accepts it, or the high-recall union holds. What the chaining guard
+    /// (`ClusterMode::Verified`) checks between a cluster's representative and a member.
+    pub fn verifies(&self, class: PairClass, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
+        self.accepts(class, a, b)
+            || self
+                .high_recall
+                .is_some_and(|h| agreement(a.charikar, b.charikar) >= h)
     }
 
     /// The whole verdict on one pair, with its parts.
@@ -204,35 +202,6 @@ impl Rule {
         match self.high_recall {
             Some(h) => format!("{two}; or agreement>={h} (high recall)"),
             None => two,
-        }
-    }
-}
-
-/// Every measure of a pair that the rules look at, for reports (`neardup pair`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct Measures {
-    /// Agreeing supershingles.
-    pub shared_supershingles: u32,
-    /// Supershingles per sketch.
-    pub supershingles: u32,
-    /// Agreeing Charikar bits.
-    pub agreement: u32,
-    /// Charikar bits per sketch.
-    pub charikar_bits: u32,
-    /// Hamming distance of the 64-bit simhashes.
-    pub simhash_distance: u32,
-}
-
-impl Measures {
-    /// The measures of `a` and `b`.
-    pub fn of(a: SketchRef<'_>, b: SketchRef<'_>) -> Measures {
-        Measures {
-            shared_supershingles: shared_supershingles(a.supershingles, b.supershingles) as u32,
-            supershingles: a.supershingles.len() as u32,
-            agreement: agreement(a.charikar, b.charikar),
-            charikar_bits: (a.charikar.len() * 64) as u32,
-            simhash_distance: hamming(&[a.simhash], &[b.simhash]),
         }
     }
 }

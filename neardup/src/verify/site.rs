@@ -56,8 +56,8 @@ pub enum PairClass {
 }
 
 impl PairClass {
-    /// The class of two site ids (`None` = no site).
-    pub fn of(a: Option<u32>, b: Option<u32>) -> PairClass {
+    /// The class of two sites (ids or names; `None` = no site).
+    pub fn of<T: PartialEq>(a: Option<T>, b: Option<T>) -> PairClass {
         match (a, b) {
             (Some(x), Some(y)) if x == y => PairClass::SameSite,
             (Some(_), Some(_)) => PairClass::CrossSite,
