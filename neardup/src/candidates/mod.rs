@@ -129,37 +129,17 @@ fn bucket_pairs(
             for &(s, e) in chunk {
                 let m = &keys[s..e];
                 let n = m.len();
-                if n <= limits.max_bucket {
-                    for x in 0..n {
-                        for y in x + 1..n {
-                            enumerated += 1;
-                            let (a, b) = (m[x].1, m[y].1);
-                            if a != b && keep(a, b) {
-                                pairs.push((a.min(b), a.max(b)));
-                            }
-                        }
-                    }
-                } else {
+                if n > limits.max_bucket {
                     big += 1;
                     big_members += n as u64;
-                    for x in 0..n {
-                        if x > 0 {
-                            enumerated += 1;
-                            if keep(m[0].1, m[x].1) {
-                                pairs.push((m[0].1, m[x].1));
-                            }
-                        }
-                        if x == 0 {
-                            continue;
-                        }
-                        for y in x + 1..n.min(x + 1 + limits.window) {
-                            enumerated += 1;
-                            if keep(m[x].1, m[y].1) {
-                                pairs.push((m[x].1, m[y].1));
-                            }
-                        }
-                    }
                 }
+                for_each_bucket_pair(n, limits, |x, y| {
+                    enumerated += 1;
+                    let (a, b) = (m[x].1, m[y].1);
+                    if a != b && keep(a.min(b), a.max(b)) {
+                        pairs.push((a.min(b), a.max(b)));
+                    }
+                });
             }
             (enumerated, big, big_members, pairs)
         })
@@ -170,6 +150,43 @@ fn bucket_pairs(
         stats.big_bucket_members += bm;
         out.extend(p);
     }
+}
+
+/// The big-bucket rule, the one definition every front end uses: calls `f(x, y)`
+/// (`x < y`) for the pairs of positions of a bucket of `n` members sorted in input
+/// order. A bucket of at most `limits.max_bucket` members yields every pair; a bigger
+/// one the star around its first member, `(0, y)` for every `y ≥ 1`, and each member
+/// `x ≥ 1` with its next `limits.window` members, `(x, y)` for `x < y ≤ x + window`
+/// (see the module docs). Pairs come in ascending order of `x`, then `y`.
+pub fn for_each_bucket_pair(n: usize, limits: BucketLimits, mut f: impl FnMut(usize, usize)) {
+    if n <= limits.max_bucket {
+        for x in 0..n {
+            for y in x + 1..n {
+                f(x, y);
+            }
+        }
+        return;
+    }
+    for y in 1..n {
+        f(0, y);
+    }
+    for x in 1..n {
+        for y in x + 1..n.min(x + 1 + limits.window) {
+            f(x, y);
+        }
+    }
+}
+
+/// The candidate pairs of one bucket under the big-bucket rule
+/// ([`for_each_bucket_pair`]): `members` are input ordinals in any order (repeats are
+/// ignored); pairs `(a, b)` with `a < b`, in the rule's order.
+pub fn bucket_pairs_of(members: &[u32], limits: BucketLimits) -> Vec<(u32, u32)> {
+    let mut m = members.to_vec();
+    m.sort_unstable();
+    m.dedup();
+    let mut out = Vec::new();
+    for_each_bucket_pair(m.len(), limits, |x, y| out.push((m[x], m[y])));
+    out
 }
 
 /// Sorts `v` (ascending, as `sort_unstable` would) when `top(x)`, the leading 64 bits
@@ -296,39 +313,58 @@ impl CandidateGenerator for Supershingles {
         let r = self.min_shared.clamp(1, slots.max(1));
         let ss = |d: u32| sk.supershingles(d as usize);
         // Checked on the sketches: a key collision without real agreement is no candidate.
-        let enough = |a: u32, b: u32| shared_supershingles(ss(a), ss(b)) >= r;
+        let enough = |a: u32, b: u32| r == 1 || shared_supershingles(ss(a), ss(b)) >= r;
         let mut p = Passes::new(self.limits, stats);
+        for pass in 0..self.passes(slots) {
+            p.pass(
+                active.par_iter().map(|&d| (self.key(pass, ss(d)), d)),
+                enough,
+            );
+        }
+        Ok(p.finish())
+    }
+}
+
+impl Supershingles {
+    /// The bucketing passes over sketches of `slots` supershingles: `slots` when
+    /// `min_shared` is 1 (or there is one slot), one per pair of slots (megashingles)
+    /// while that is at most [`MAX_MEGASHINGLE_PASSES`], else `slots − r + 1` groups.
+    pub fn passes(&self, slots: usize) -> usize {
+        let r = self.min_shared.clamp(1, slots.max(1));
         if r == 1 || slots < 2 {
-            for s in 0..slots {
-                p.pass(active.par_iter().map(|&d| (ss(d)[s], d)), |_, _| true);
-            }
+            slots
+        } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
+            slots - r + 1
+        } else {
+            slots * (slots - 1) / 2
+        }
+    }
+
+    /// The bucket key of a document with supershingles `ss` in pass `pass`
+    /// (`< passes(ss.len())`): its supershingle, megashingle or slot-group key. Two
+    /// documents are candidates iff they share a key in some pass and
+    /// [`CandidateGenerator::is_candidate`] holds (big buckets aside); a distributed job
+    /// buckets by `(pass, key)` and gets this generator's pairs.
+    pub fn key(&self, pass: usize, ss: &[u64]) -> u64 {
+        let slots = ss.len();
+        let r = self.min_shared.clamp(1, slots.max(1));
+        if r == 1 || slots < 2 {
+            ss[pass]
         } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
             // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
             // into m' − r + 1 contiguous groups, some group agrees entirely.
             let groups = slots - r + 1;
-            for g in 0..groups {
-                let (s0, s1) = (g * slots / groups, (g + 1) * slots / groups);
-                let seed = GROUP_SEED.wrapping_add(g as u64);
-                p.pass(
-                    active
-                        .par_iter()
-                        .map(|&d| (combine(&ss(d)[s0..s1], seed), d)),
-                    enough,
-                );
-            }
+            let (s0, s1) = (pass * slots / groups, (pass + 1) * slots / groups);
+            combine(&ss[s0..s1], GROUP_SEED.wrapping_add(pass as u64))
         } else {
-            for i in 0..slots {
-                for j in i + 1..slots {
-                    p.pass(
-                        active
-                            .par_iter()
-                            .map(|&d| (megashingle(ss(d)[i], ss(d)[j]), d)),
-                        enough,
-                    );
-                }
+            // Pass number → pair of slots (i, j), i < j, in lexicographic order.
+            let (mut i, mut rest) = (0, pass);
+            while rest >= slots - 1 - i {
+                rest -= slots - 1 - i;
+                i += 1;
             }
+            megashingle(ss[i], ss[i + 1 + rest])
         }
-        Ok(p.finish())
     }
 }
 

@@ -43,56 +43,66 @@ pub fn read_pairs(path: &Path) -> Result<Vec<LabelledPair>> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: String| Error::BadRecord {
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| Error::BadRecord {
             source_name: path.display().to_string(),
             record: n as u64 + 1,
             id: None,
-            reason,
-        };
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
-        let body = |side: &str| -> Result<Body> {
-            match (
-                v[format!("text_{side}")].as_str(),
-                v[format!("html_{side}")].as_str(),
-            ) {
-                (Some(t), _) => Ok(Body::Text(t.to_string())),
-                (None, Some(h)) => Ok(Body::Html(h.to_string())),
-                _ => Err(bad(format!("missing text_{side} (or html_{side})"))),
-            }
-        };
-        let label = v["label"]
-            .as_f64()
-            .ok_or_else(|| bad("missing numeric label".into()))?;
-        let url = |side: &str| {
-            v[format!("url_{side}")]
-                .as_str()
-                .or(v["url"].as_str())
-                .map(str::to_owned)
-        };
-        let id = v["id"]
-            .as_str()
-            .map_or_else(|| format!("line {}", n + 1), str::to_owned);
-        out.push(LabelledPair {
-            a: Document {
-                id: format!("{id}/a"),
-                url: url("a"),
-                body: body("a")?,
-                site: None,
-                priority: None,
-            },
-            b: Document {
-                id: format!("{id}/b"),
-                url: url("b"),
-                body: body("b")?,
-                site: None,
-                priority: None,
-            },
-            id,
-            label,
-        });
+            reason: format!("malformed JSON: {e}"),
+        })?;
+        out.push(labelled_pair(&v, &path.display().to_string(), n as u64 + 1)?);
     }
     Ok(out)
+}
+
+/// One labelled pair from its JSON object (the fields of [`read_pairs`]); `source` and
+/// `record` (1-based) name it in errors, and `record` gives the id when it has none.
+pub fn labelled_pair(v: &serde_json::Value, source: &str, record: u64) -> Result<LabelledPair> {
+    let bad = |reason: String| Error::BadRecord {
+        source_name: source.to_string(),
+        record,
+        id: None,
+        reason,
+    };
+    let body = |side: &str| -> Result<Body> {
+        match (
+            v[format!("text_{side}")].as_str(),
+            v[format!("html_{side}")].as_str(),
+        ) {
+            (Some(t), _) => Ok(Body::Text(t.to_string())),
+            (None, Some(h)) => Ok(Body::Html(h.to_string())),
+            _ => Err(bad(format!("missing text_{side} (or html_{side})"))),
+        }
+    };
+    let label = v["label"]
+        .as_f64()
+        .ok_or_else(|| bad("missing numeric label".into()))?;
+    let url = |side: &str| {
+        v[format!("url_{side}")]
+            .as_str()
+            .or(v["url"].as_str())
+            .map(str::to_owned)
+    };
+    let id = v["id"]
+        .as_str()
+        .map_or_else(|| format!("line {record}"), str::to_owned);
+    Ok(LabelledPair {
+        a: Document {
+            id: format!("{id}/a"),
+            url: url("a"),
+            body: body("a")?,
+            site: None,
+            priority: None,
+        },
+        b: Document {
+            id: format!("{id}/b"),
+            url: url("b"),
+            body: body("b")?,
+            site: None,
+            priority: None,
+        },
+        id,
+        label,
+    })
 }
 
 /// Thresholds of the measures that are not pipeline settings.

@@ -124,6 +124,9 @@ pub struct Design {
 }
 
 impl Design {
+    /// The name of the default design, `k3-10` (k = 3 in 10 tables).
+    pub const DEFAULT_NAME: &'static str = "k3-10";
+
     /// 6 blocks (11,11,11,11,10,10), choose 3: 20 tables, prefixes of 31–33 bits.
     pub fn k3_20() -> Design {
         Design {

@@ -115,6 +115,14 @@ struct Meta {
 /// rejected), body bytes and boilerplate removed.
 type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
 
+/// The reason of a record with no terms.
+const EMPTY: &str = "empty document: no terms";
+
+/// The reason of a record longer than `max` bytes.
+fn too_large(len: usize, max: usize) -> String {
+    format!("document too large: {len} bytes > {max}")
+}
+
 impl Pipeline {
     /// A builder with the paper defaults.
     pub fn builder() -> PipelineBuilder {
@@ -244,6 +252,25 @@ impl Pipeline {
         }
     }
 
+    /// One record's sketch and site as a batch run computes them (without boilerplate
+    /// removal), or the reason the run would reject the record: too large for
+    /// `max_document_bytes`, or empty (no terms). The building block of distributed
+    /// jobs, which sketch records on their own workers.
+    pub fn sketch_record(
+        &self,
+        doc: &Document,
+        scratch: &mut Scratch,
+    ) -> std::result::Result<(Sketch, Option<String>), String> {
+        if doc.body.len() > self.max_document_bytes {
+            return Err(too_large(doc.body.len(), self.max_document_bytes));
+        }
+        let s = self.sketcher.sketch_with(doc, scratch);
+        if s.terms == 0 {
+            return Err(EMPTY.to_string());
+        }
+        Ok((s, site_of(doc, self.site_mode)))
+    }
+
     /// Runs the pipeline over documents.
     pub fn run<I>(&self, docs: I) -> Result<Dedup>
     where
@@ -368,10 +395,7 @@ impl Pipeline {
                             id: doc.id.clone(),
                             priority: None,
                             site: None,
-                            rejected: Some(format!(
-                                "document too large: {} bytes > {max}",
-                                doc.body.len()
-                            )),
+                            rejected: Some(too_large(doc.body.len(), max)),
                         },
                         None,
                         None,
@@ -386,8 +410,7 @@ impl Pipeline {
                             .zip(site.as_deref())
                             .and_then(|(b, s)| b.for_site(s));
                         let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                        let rejected =
-                            (s.terms == 0).then(|| "empty document: no terms".to_string());
+                        let rejected = (s.terms == 0).then(|| EMPTY.to_string());
                         let len = doc.body.len() as u64;
                         (
                             Meta {

@@ -1,0 +1,112 @@
+"""neardup: find near-duplicate documents in large collections.
+
+Henzinger's two-stage filter: Broder's supershingles find candidate pairs, Charikar's
+384-bit random projections verify them; exact duplicates are removed first and
+verified pairs are clustered. The same library as the ``neardup`` command line, with
+the same settings, defaults and verdicts.
+
+Quick start::
+
+    import neardup
+    result = neardup.Pipeline().run([
+        {"id": "a", "text": "..."},
+        {"id": "b", "text": "..."},
+    ])
+    result.kept, result.clusters, result.pairs, result.stats
+
+Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
+``bucket_pairs``, ``verify_pairs``. The simhash index: ``SimhashIndex`` and
+``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional, Union
+
+from . import _native
+from ._native import (
+    Dedup,
+    Fate,
+    Pair,
+    SimhashIndex,
+    bucket_pairs,
+    evaluate_pairs,
+    pair,
+    simhash_all_pairs,
+    sketch_batch,
+    verify_pairs,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Dedup",
+    "Fate",
+    "Pair",
+    "Pipeline",
+    "SimhashIndex",
+    "bucket_pairs",
+    "dedup_file",
+    "evaluate_pairs",
+    "pair",
+    "simhash_all_pairs",
+    "sketch_batch",
+    "verify_pairs",
+]
+
+
+def _progress(progress: Union[None, bool, Callable[[int, int], Any]], total: Optional[int]):
+    """A callback and a closer for ``progress``: ``True`` draws a tqdm bar (records)."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, unit=" records", desc="neardup")
+
+        def update(records: int, _bytes: int) -> None:
+            bar.update(records - bar.n)
+
+        return update, bar.close
+    if not callable(progress):
+        raise TypeError("progress: expected None, True or a callable(records, bytes)")
+    return progress, lambda: None
+
+
+class Pipeline(_native.Pipeline):
+    __doc__ = _native.Pipeline.__doc__
+
+    def run(self, docs: Any, progress: Union[None, bool, Callable[[int, int], Any]] = None) -> Dedup:
+        """Runs the pipeline over ``docs`` and returns a :class:`Dedup`.
+
+        ``docs``: an iterable of dicts (``id``, ``text`` or ``html``, optional ``url``),
+        ``(id, text)`` / ``(id, text, url)`` tuples or strings (the id is then the
+        ordinal), or Arrow data (``pyarrow.Table``, ``RecordBatch``,
+        ``RecordBatchReader``, anything with ``__arrow_c_stream__``). Records are
+        streamed: memory grows with the number of documents, not their bytes.
+
+        ``progress``: ``True`` for a tqdm bar, or a callable ``progress(records, bytes)``.
+        An exception raised by the iterable or the callback is raised here.
+        """
+        total = len(docs) if hasattr(docs, "__len__") else None
+        cb, close = _progress(progress, total)
+        try:
+            return super().run(docs, cb)
+        finally:
+            close()
+
+
+def dedup_file(paths: Any, progress: Union[None, bool, Callable[[int, int], Any]] = None, **params: Any) -> Dedup:
+    """Deduplicates files as ``neardup dedup`` reads them.
+
+    JSONL (plain, gzip or zstd, recognized by their bytes), WARC, or directories of
+    ``.txt`` / ``.html`` files; ``paths`` is one path or a list, read in the order
+    given. Keywords as for :class:`Pipeline`, plus ``format`` (``"jsonl"``, ``"warc"``,
+    ``"dir"``). The accounting (read = kept + exact + near + rejected) is checked against
+    the reader's own count.
+    """
+    cb, close = _progress(progress, None)
+    try:
+        return _native.dedup_file(paths, cb, **params)
+    finally:
+        close()

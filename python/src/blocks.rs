@@ -1,0 +1,399 @@
+//! The building blocks of distributed jobs (Spark, Ray, Dask), Arrow in and Arrow out.
+//! Composed — sketch every record, bucket by `(pass, key)`, take each bucket's pairs
+//! under the big-bucket rule, drop repeated pairs, judge each pair — they give exactly
+//! the pairs of a single-machine run (the exact pre-pass and clustering are the
+//! engine's: group by `exact`, connected components over the verified pairs).
+//!
+//! Column types are the ones Spark reads: signed integers (64-bit values are stored
+//! with the same bits in `int64`), variable-length binary, lists.
+
+use crate::records::{arrow_stream, batch_records};
+use crate::run::{without_gil, Pipeline};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
+    ListBuilder, RecordBatch, StringBuilder, UInt32Builder,
+};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use arrow::pyarrow::ToPyArrow;
+use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
+use neardup::sketch::broder::shared_supershingles;
+use neardup::sketch::charikar::agreement;
+use neardup::sketch::{Scratch, SketchRef};
+use neardup::verify::PairClass;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::Arc;
+
+fn arrow_err(e: arrow::error::ArrowError) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+/// The column builders of `sketch_batch`'s output.
+struct SketchColumns {
+    rejected: StringBuilder,
+    exact: BinaryBuilder,
+    supershingles: ListBuilder<Int64Builder>,
+    keys: ListBuilder<Int64Builder>,
+    charikar: BinaryBuilder,
+    simhash: Int64Builder,
+    terms: Int64Builder,
+    length: Int64Builder,
+    site: StringBuilder,
+    priority: Float64Builder,
+    pugh: ListBuilder<Int64Builder>,
+}
+
+impl SketchColumns {
+    fn new() -> Self {
+        SketchColumns {
+            rejected: StringBuilder::new(),
+            exact: BinaryBuilder::new(),
+            supershingles: ListBuilder::new(Int64Builder::new()),
+            keys: ListBuilder::new(Int64Builder::new()),
+            charikar: BinaryBuilder::new(),
+            simhash: Int64Builder::new(),
+            terms: Int64Builder::new(),
+            length: Int64Builder::new(),
+            site: StringBuilder::new(),
+            priority: Float64Builder::new(),
+            pugh: ListBuilder::new(Int64Builder::new()),
+        }
+    }
+
+    fn null_row(&mut self, reason: &str) {
+        self.rejected.append_value(reason);
+        self.exact.append_null();
+        self.supershingles.append(false);
+        self.keys.append(false);
+        self.charikar.append_null();
+        self.simhash.append_null();
+        self.terms.append_null();
+        self.length.append_null();
+        self.site.append_null();
+        self.priority.append_null();
+        self.pugh.append(false);
+    }
+
+    fn finish(mut self) -> Result<RecordBatch, arrow::error::ArrowError> {
+        let list = |b: &mut ListBuilder<Int64Builder>| -> ArrayRef { Arc::new(b.finish()) };
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("rejected", Arc::new(self.rejected.finish())),
+            ("exact", Arc::new(self.exact.finish())),
+            ("supershingles", list(&mut self.supershingles)),
+            ("keys", list(&mut self.keys)),
+            ("charikar", Arc::new(self.charikar.finish())),
+            ("simhash", Arc::new(self.simhash.finish())),
+            ("terms", Arc::new(self.terms.finish())),
+            ("length", Arc::new(self.length.finish())),
+            ("site", Arc::new(self.site.finish())),
+            ("priority", Arc::new(self.priority.finish())),
+            ("pugh", list(&mut self.pugh)),
+        ];
+        let fields: Vec<Field> = cols
+            .iter()
+            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            cols.into_iter().map(|c| c.1).collect(),
+        )
+    }
+}
+
+/// The Supershingles generator of a pipeline, when stage one is Broder's.
+fn broder(p: &neardup::Pipeline) -> Option<Supershingles> {
+    p.rule().candidates().name().starts_with("broder").then(|| Supershingles {
+        min_shared: p.min_shared(),
+        limits: BucketLimits::default(),
+    })
+}
+
+/// The sketch columns of every row of an Arrow batch (a `pyarrow.RecordBatch`, or a
+/// table / stream, whose rows are taken in order), in a `pyarrow.RecordBatch` with one
+/// row per input row:
+///
+/// * `rejected` (string): why the record cannot be used (null when it was sketched);
+///   the other columns are then null;
+/// * `exact` (binary, 16 bytes, big-endian): the exact fingerprint of the normalized
+///   term sequence (the exact pre-pass groups by it);
+/// * `supershingles` (list of int64): the supershingles, slot by slot;
+/// * `keys` (list of int64): stage one's bucket key in each pass (megashingles for the
+///   default `min_shared=2`); null unless stage one is `candidates="broder"`;
+/// * `charikar` (binary): the Charikar projection, 64-bit little-endian words;
+/// * `simhash` (int64): the 64-bit simhash, its bits in an `int64`;
+/// * `terms`, `length` (int64): terms, and bytes of the body;
+/// * `site` (string), `priority` (float64): as the pipeline derives them;
+/// * `pugh` (list of int64): Pugh checksums when `candidates="pugh"`, else empty.
+///
+/// Keywords as for `Pipeline` (boilerplate removal needs a pass over the whole corpus
+/// and is refused). Runs on the calling thread with the GIL released: engines
+/// parallelize across tasks.
+#[pyfunction]
+#[pyo3(signature = (batch, **params))]
+pub fn sketch_batch<'py>(
+    py: Python<'py>,
+    batch: &Bound<'py, PyAny>,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = Pipeline::from_kwargs(params)?;
+    let pipeline = p.pipeline()?;
+    if p.boilerplate_on() {
+        return Err(PyValueError::new_err(
+            "sketch_batch: boilerplate removal needs a first pass over the whole corpus; \
+             it is not available per batch",
+        ));
+    }
+    let fields = p.fields().clone();
+    let reader = arrow_stream(batch)?;
+    let out = without_gil(py, move || {
+        let generator = broder(&pipeline);
+        let mut cols = SketchColumns::new();
+        let mut scratch = Scratch::default();
+        let mut ordinal = 0u64;
+        for b in reader {
+            let b = b.map_err(arrow_err)?;
+            let records = batch_records(&b, &fields, ordinal);
+            ordinal += b.num_rows() as u64;
+            for r in records {
+                let doc = match r {
+                    Ok(d) => d,
+                    Err(rej) => {
+                        cols.null_row(&rej.reason);
+                        continue;
+                    }
+                };
+                match pipeline.sketch_record(&doc, &mut scratch) {
+                    Err(reason) => cols.null_row(&reason),
+                    Ok((s, site)) => {
+                        cols.rejected.append_null();
+                        cols.exact.append_value(s.exact.to_be_bytes());
+                        cols.supershingles
+                            .append_value(s.supershingles.iter().map(|&x| Some(x as i64)));
+                        match &generator {
+                            Some(g) => cols.keys.append_value(
+                                (0..g.passes(s.supershingles.len()))
+                                    .map(|pass| Some(g.key(pass, &s.supershingles) as i64)),
+                            ),
+                            None => cols.keys.append(false),
+                        }
+                        let bytes: Vec<u8> =
+                            s.charikar.iter().flat_map(|w| w.to_le_bytes()).collect();
+                        cols.charikar.append_value(bytes);
+                        cols.simhash.append_value(s.simhash as i64);
+                        cols.terms.append_value(i64::from(s.terms));
+                        cols.length.append_value(doc.body.len() as i64);
+                        cols.site.append_option(site);
+                        cols.priority.append_option(doc.priority);
+                        cols.pugh.append_value(s.pugh.iter().map(|&x| Some(x as i64)));
+                    }
+                }
+            }
+        }
+        cols.finish().map_err(arrow_err)
+    })?;
+    out.to_pyarrow(py)
+}
+
+/// The candidate pairs of one stage-one bucket under the library's big-bucket rule:
+/// `members` are record ordinals (any order; repeats ignored). A bucket of at most
+/// `max_bucket` members gives every pair; a bigger one only the star around its first
+/// member (in input order) and each member with its next `window` members, so a
+/// 200,000-member bucket costs linear work. Returns `(a, b)` tuples with `a < b`.
+/// The defaults are the library's (`max_bucket=1000`, `window=8`).
+#[pyfunction]
+#[pyo3(signature = (members, max_bucket=None, window=None))]
+pub fn bucket_pairs(
+    py: Python<'_>,
+    members: Vec<u32>,
+    max_bucket: Option<usize>,
+    window: Option<usize>,
+) -> PyResult<Vec<(u32, u32)>> {
+    let d = BucketLimits::default();
+    let limits = BucketLimits {
+        max_bucket: max_bucket.unwrap_or(d.max_bucket),
+        window: window.unwrap_or(d.window),
+    };
+    if limits.window == 0 {
+        return Err(PyValueError::new_err("bucket_pairs: window must be at least 1"));
+    }
+    py.detach(|| Ok(bucket_pairs_of(&members, limits)))
+}
+
+/// A sketch read back from `sketch_batch`'s columns.
+struct Row {
+    supershingles: Vec<u64>,
+    charikar: Vec<u64>,
+    simhash: u64,
+    exact: u128,
+    terms: u32,
+    pugh: Vec<u64>,
+    site: Option<String>,
+}
+
+fn rows(b: &RecordBatch, side: &str) -> Result<Vec<Option<Row>>, String> {
+    let col = |n: &str| {
+        b.column_by_name(n)
+            .ok_or_else(|| format!("{side}: missing column {n:?} (sketch_batch's columns)"))
+    };
+    let bad = |n: &str| format!("{side}: column {n:?} has the wrong type (sketch_batch's columns)");
+    let ss = col("supershingles")?;
+    let ss = ss.as_list_opt::<i32>().ok_or_else(|| bad("supershingles"))?;
+    let ch = col("charikar")?;
+    let ch = ch.as_binary_opt::<i32>().ok_or_else(|| bad("charikar"))?;
+    let ex = col("exact")?;
+    let ex = ex.as_binary_opt::<i32>().ok_or_else(|| bad("exact"))?;
+    let sh = col("simhash")?;
+    let sh = sh.as_primitive_opt::<Int64Type>().ok_or_else(|| bad("simhash"))?;
+    let te = col("terms")?;
+    let te = te.as_primitive_opt::<Int64Type>().ok_or_else(|| bad("terms"))?;
+    let site = match b.column_by_name("site") {
+        Some(c) => Some(arrow::compute::cast(c, &DataType::Utf8).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let site = site.as_ref().map(|s| s.as_string::<i32>());
+    let pugh = b.column_by_name("pugh");
+    let pugh = pugh.and_then(|p| p.as_list_opt::<i32>());
+    let ints = |a: ArrayRef| -> Vec<u64> {
+        a.as_primitive_opt::<Int64Type>()
+            .map(|p| p.values().iter().map(|&x| x as u64).collect())
+            .unwrap_or_default()
+    };
+    let mut out = Vec::with_capacity(b.num_rows());
+    for i in 0..b.num_rows() {
+        if ss.is_null(i) || ch.is_null(i) || ex.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let words = ch.value(i);
+        if words.len() % 8 != 0 || ex.value(i).len() != 16 {
+            return Err(format!("{side}: row {i}: charikar or exact has a bad length"));
+        }
+        let mut e = [0u8; 16];
+        e.copy_from_slice(ex.value(i));
+        out.push(Some(Row {
+            supershingles: ints(ss.value(i)),
+            charikar: words
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect(),
+            simhash: sh.value(i) as u64,
+            exact: u128::from_be_bytes(e),
+            terms: te.value(i) as u32,
+            pugh: pugh
+                .filter(|p| p.is_valid(i))
+                .map(|p| ints(p.value(i)))
+                .unwrap_or_default(),
+            site: site.filter(|s| s.is_valid(i)).map(|s| s.value(i).to_string()),
+        }));
+    }
+    Ok(out)
+}
+
+impl Row {
+    fn as_ref(&self) -> SketchRef<'_> {
+        SketchRef {
+            supershingles: &self.supershingles,
+            charikar: &self.charikar,
+            simhash: self.simhash,
+            exact: self.exact,
+            terms: self.terms,
+            pugh: &self.pugh,
+        }
+    }
+}
+
+fn one_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
+    let reader = arrow_stream(obj)?;
+    let schema = arrow::array::RecordBatchReader::schema(&reader);
+    let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().map_err(arrow_err)?;
+    arrow::compute::concat_batches(&schema, &batches).map_err(arrow_err)
+}
+
+/// The one verdict for pairs of sketches: `a` and `b` are Arrow batches of
+/// `sketch_batch`'s columns (at least `exact`, `supershingles`, `charikar`, `simhash`,
+/// `terms`; `site` and `pugh` when the rule needs them), row `i` of `a` paired with row
+/// `i` of `b`. Keywords as for `Pipeline` (the same settings as the sketches'). Returns
+/// a `pyarrow.RecordBatch` with, per pair, `near_duplicate` (the verdict `dedup`
+/// applies), its parts `exact`, `candidate`, `accepted`, `high_recall`, and `class`
+/// (`"same"`, `"cross"`, `"unknown"`), `shared_supershingles`, `charikar_agreement`.
+/// A pair with a rejected side is never a near-duplicate (null measures).
+#[pyfunction]
+#[pyo3(signature = (a, b, **params))]
+pub fn verify_pairs<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = Pipeline::from_kwargs(params)?;
+    let pipeline = p.pipeline()?;
+    let (ba, bb) = (one_batch(a)?, one_batch(b)?);
+    if ba.num_rows() != bb.num_rows() {
+        return Err(PyValueError::new_err(format!(
+            "verify_pairs: a has {} rows, b {}",
+            ba.num_rows(),
+            bb.num_rows()
+        )));
+    }
+    let out = without_gil(py, move || {
+        let ra = rows(&ba, "a").map_err(PyValueError::new_err)?;
+        let rb = rows(&bb, "b").map_err(PyValueError::new_err)?;
+        let rule = pipeline.rule();
+        let mut near = BooleanBuilder::new();
+        let mut parts = [
+            BooleanBuilder::new(),
+            BooleanBuilder::new(),
+            BooleanBuilder::new(),
+            BooleanBuilder::new(),
+        ];
+        let mut class = StringBuilder::new();
+        let mut shared = UInt32Builder::new();
+        let mut agree = UInt32Builder::new();
+        for (x, y) in ra.iter().zip(&rb) {
+            match (x, y) {
+                (Some(x), Some(y)) => {
+                    let c = PairClass::of(x.site.as_deref(), y.site.as_deref());
+                    let j = rule.judge(c, x.as_ref(), y.as_ref());
+                    near.append_value(j.near_duplicate);
+                    for (b, v) in parts.iter_mut().zip([j.exact, j.candidate, j.accepted, j.high_recall]) {
+                        b.append_value(v);
+                    }
+                    class.append_value(c.as_str());
+                    shared.append_value(shared_supershingles(&x.supershingles, &y.supershingles) as u32);
+                    agree.append_value(agreement(&x.charikar, &y.charikar));
+                }
+                _ => {
+                    near.append_value(false);
+                    for b in parts.iter_mut() {
+                        b.append_null();
+                    }
+                    class.append_null();
+                    shared.append_null();
+                    agree.append_null();
+                }
+            }
+        }
+        let [e, c, acc, hr] = parts;
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("near_duplicate", Arc::new(near.finish())),
+            ("exact", Arc::new({ e }.finish())),
+            ("candidate", Arc::new({ c }.finish())),
+            ("accepted", Arc::new({ acc }.finish())),
+            ("high_recall", Arc::new({ hr }.finish())),
+            ("class", Arc::new(class.finish())),
+            ("shared_supershingles", Arc::new(shared.finish())),
+            ("charikar_agreement", Arc::new(agree.finish())),
+        ];
+        let fields: Vec<Field> = cols
+            .iter()
+            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            cols.into_iter().map(|c| c.1).collect(),
+        )
+        .map_err(arrow_err)
+    })?;
+    out.to_pyarrow(py)
+}

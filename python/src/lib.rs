@@ -1,0 +1,62 @@
+//! `neardup._native`: the Python bindings of the neardup library (PyO3, abi3).
+//!
+//! The Python package `neardup` (in `python/neardup/`) re-exports everything here and
+//! adds the pure-Python conveniences (tqdm progress, numpy views). One module per job:
+//!
+//! | module | what it binds |
+//! |---|---|
+//! | [`params`] | keyword arguments → the CLI's own `Params` (same names, defaults, validation) |
+//! | [`records`] | Python records (dicts, tuples, strings, Arrow batches) → documents |
+//! | [`convert`] | JSON values and Arrow tables → Python objects |
+//! | [`run`] | `Pipeline`, `Dedup` (the result), `Fate`, `Pair`, `dedup_file` |
+//! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `verify_pairs` |
+//! | [`measures`] | `pair`, `evaluate_pairs` |
+//! | [`simhash`] | `SimhashIndex`, `simhash_all_pairs` |
+#![deny(missing_docs)]
+
+pub mod blocks;
+pub mod convert;
+pub mod measures;
+pub mod params;
+pub mod records;
+pub mod run;
+pub mod simhash;
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+/// The library's error as the Python exception a user expects: bad settings and bad
+/// records are `ValueError`, files `OSError`, anything else `RuntimeError`.
+pub fn to_py_err(e: neardup::Error) -> PyErr {
+    use neardup::Error as E;
+    match &e {
+        E::Io { .. } => PyOSError::new_err(e.to_string()),
+        E::Config(_)
+        | E::Incompatible(_)
+        | E::SupershinglesDoNotDivide { .. }
+        | E::OutOfRange { .. }
+        | E::CharikarBits(_)
+        | E::BadRecord { .. }
+        | E::Corrupt { .. } => PyValueError::new_err(e.to_string()),
+        _ => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// The compiled part of the `neardup` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<run::Pipeline>()?;
+    m.add_class::<run::Dedup>()?;
+    m.add_class::<run::Fate>()?;
+    m.add_class::<run::Pair>()?;
+    m.add_class::<simhash::SimhashIndex>()?;
+    m.add_function(wrap_pyfunction!(run::dedup_file, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::sketch_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::bucket_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::verify_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(measures::pair, m)?)?;
+    m.add_function(wrap_pyfunction!(measures::evaluate_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(simhash::simhash_all_pairs, m)?)?;
+    Ok(())
+}

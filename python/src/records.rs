@@ -1,0 +1,379 @@
+//! Python records → documents, streamed: any iterable of dicts, `(id, text)` /
+//! `(id, text, url)` tuples or strings, or Arrow data (a `pyarrow.Table`,
+//! `RecordBatch`, `RecordBatchReader` or anything with `__arrow_c_stream__`).
+//!
+//! The rules are the JSONL reader's (`neardup::io::parse_json_record`): the id is a
+//! string or an integer (missing or `None`: the record's ordinal); the text field, else
+//! the HTML field, must be a string; `url`, the priority and site fields are optional.
+//! A record that breaks them is rejected with the reason (or, with `strict`, raises
+//! `ValueError` naming the record).
+
+use arrow::array::{Array, AsArray, RecordBatch, StringArray};
+use arrow::datatypes::DataType;
+use arrow::ffi_stream::RecordBatchStreamReader;
+use arrow::pyarrow::FromPyArrow;
+use neardup::document::Rejection;
+use neardup::io::Fields;
+use neardup::{Body, Document};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt, PyIterator, PyList, PyString, PyTuple};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// One record: its document or why it cannot be used.
+pub type Record = std::result::Result<Document, Rejection>;
+
+/// Records taken from Python in one visit (the GIL is held once per chunk).
+const CHUNK_RECORDS: usize = 1024;
+/// Bytes of text taken from Python in one visit.
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// The first error met while streaming (a Python exception from the input iterator or
+/// the progress callback, or a bad record in strict mode): streaming stops and the
+/// caller raises it once the run is over.
+#[derive(Clone, Default)]
+pub struct Failure(Arc<Mutex<Option<PyErr>>>);
+
+impl Failure {
+    /// Records `e` unless an earlier error is already recorded.
+    pub fn set(&self, e: PyErr) {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            *g = Some(e);
+        }
+    }
+
+    /// Whether an error was recorded.
+    pub fn failed(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// The recorded error, if any.
+    pub fn take(&self) -> Option<PyErr> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+fn reject(id: Option<String>, reason: String) -> Record {
+    Err(Rejection { id, reason })
+}
+
+fn id_of(v: Option<Bound<'_, PyAny>>, f: &Fields, at: u64) -> std::result::Result<String, String> {
+    match v {
+        None => Ok(at.to_string()),
+        Some(v) if v.is_none() => Ok(at.to_string()),
+        Some(v) if v.is_instance_of::<PyString>() => v.extract::<String>().map_err(|e| e.to_string()),
+        Some(v) if v.is_instance_of::<PyInt>() && !v.is_instance_of::<pyo3::types::PyBool>() => {
+            Ok(v.str().map_err(|e| e.to_string())?.to_string())
+        }
+        Some(_) => Err(format!("field {:?} is not a string or number", f.id)),
+    }
+}
+
+fn optional_string(v: Option<Bound<'_, PyAny>>) -> Option<String> {
+    v.filter(|v| v.is_instance_of::<PyString>())
+        .and_then(|v| v.extract::<String>().ok())
+}
+
+/// Converts one Python record (ordinal `at`) into a document or a rejection.
+pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
+    if let Ok(d) = item.cast::<PyDict>() {
+        let get = |k: &str| d.get_item(k).ok().flatten();
+        let id = match id_of(get(&f.id), f, at) {
+            Ok(id) => id,
+            Err(reason) => return reject(None, reason),
+        };
+        let text = get(&f.text).filter(|v| !v.is_none());
+        let html = get(&f.html).filter(|v| !v.is_none());
+        let body = match (text, html) {
+            (Some(t), _) if t.is_instance_of::<PyString>() => Body::Text(t.extract().unwrap_or_default()),
+            (_, Some(h)) if h.is_instance_of::<PyString>() => Body::Html(h.extract().unwrap_or_default()),
+            (Some(_), _) | (_, Some(_)) => {
+                return reject(
+                    Some(id),
+                    format!("field {:?}/{:?} is not a string", f.text, f.html),
+                )
+            }
+            (None, None) => {
+                return reject(Some(id), format!("missing field {:?} (or {:?})", f.text, f.html))
+            }
+        };
+        let priority = f
+            .priority
+            .as_deref()
+            .and_then(get)
+            .and_then(|v| v.extract::<f64>().ok());
+        let site = f.site.as_deref().and_then(|k| optional_string(get(k)));
+        return Ok(Document {
+            id,
+            url: optional_string(get(&f.url)),
+            body,
+            site,
+            priority,
+        });
+    }
+    if let Ok(s) = item.cast::<PyString>() {
+        return match s.extract::<String>() {
+            Ok(t) => Ok(Document::text(at.to_string(), t)),
+            Err(e) => reject(None, format!("invalid text: {e}")),
+        };
+    }
+    let seq: Option<Vec<Bound<'_, PyAny>>> = if let Ok(t) = item.cast::<PyTuple>() {
+        Some(t.iter().collect())
+    } else if let Ok(l) = item.cast::<PyList>() {
+        Some(l.iter().collect())
+    } else {
+        None
+    };
+    if let Some(v) = seq {
+        if v.len() == 2 || v.len() == 3 {
+            let id = match id_of(Some(v[0].clone()), f, at) {
+                Ok(id) => id,
+                Err(_) => return reject(None, "the id (first item) is not a string or number".into()),
+            };
+            let Some(text) = optional_string(Some(v[1].clone())) else {
+                return reject(Some(id), "the text (second item) is not a string".into());
+            };
+            let mut doc = Document::text(id, text);
+            doc.url = v.get(2).cloned().and_then(|u| optional_string(Some(u)));
+            return Ok(doc);
+        }
+        return reject(
+            None,
+            format!("a record tuple has 2 or 3 items (id, text[, url]), this one {}", v.len()),
+        );
+    }
+    let kind = item
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    reject(
+        None,
+        format!("not a record: expected a dict, an (id, text) tuple or a str, got {kind}"),
+    )
+}
+
+/// A column of strings (any string type or integers, cast), or why not.
+fn strings(batch: &RecordBatch, name: &str) -> Option<std::result::Result<StringArray, String>> {
+    let col = batch.column_by_name(name)?;
+    match col.data_type() {
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Dictionary(_, _) => Some(
+            arrow::compute::cast(col, &DataType::Utf8)
+                .map(|a| a.as_string::<i32>().clone())
+                .map_err(|e| format!("column {name:?}: {e}")),
+        ),
+        DataType::Null => Some(Ok(StringArray::new_null(col.len()))),
+        other => Some(Err(format!("column {name:?} is {other}, not a string"))),
+    }
+}
+
+/// The records of one Arrow batch; `first` is the ordinal of its first row.
+pub fn batch_records(batch: &RecordBatch, f: &Fields, first: u64) -> Vec<Record> {
+    let n = batch.num_rows();
+    let col = |name: &str| strings(batch, name).transpose();
+    let all = |reason: String| -> Vec<Record> {
+        (0..n).map(|_| reject(None, reason.clone())).collect()
+    };
+    let (ids, text, html, url, site) = match (
+        col(&f.id),
+        col(&f.text),
+        col(&f.html),
+        col(&f.url),
+        f.site.as_deref().map(|s| col(s)).unwrap_or(Ok(None)),
+    ) {
+        (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => (i, t, h, u, s),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
+            return all(e)
+        }
+    };
+    if text.is_none() && html.is_none() {
+        return all(format!("missing column {:?} (or {:?})", f.text, f.html));
+    }
+    let priority = f.priority.as_deref().and_then(|p| {
+        batch
+            .column_by_name(p)
+            .and_then(|c| arrow::compute::cast(c, &DataType::Float64).ok())
+    });
+    let value = |a: &Option<StringArray>, i: usize| -> Option<String> {
+        a.as_ref()
+            .filter(|a| a.is_valid(i))
+            .map(|a| a.value(i).to_string())
+    };
+    (0..n)
+        .map(|i| {
+            let at = first + i as u64;
+            let id = value(&ids, i).unwrap_or_else(|| at.to_string());
+            let body = match (value(&text, i), value(&html, i)) {
+                (Some(t), _) => Body::Text(t),
+                (None, Some(h)) => Body::Html(h),
+                (None, None) => {
+                    return reject(
+                        Some(id),
+                        format!("missing field {:?} (or {:?})", f.text, f.html),
+                    )
+                }
+            };
+            Ok(Document {
+                id,
+                url: value(&url, i),
+                body,
+                site: value(&site, i),
+                priority: priority
+                    .as_ref()
+                    .filter(|p| p.is_valid(i))
+                    .map(|p| p.as_primitive::<arrow::datatypes::Float64Type>().value(i)),
+            })
+        })
+        .collect()
+}
+
+/// Where records come from.
+enum Source {
+    /// A Python iterator.
+    Python(Py<PyIterator>),
+    /// An Arrow C stream.
+    Arrow(RecordBatchStreamReader),
+    /// Exhausted, or stopped by a failure.
+    Done,
+}
+
+/// The stream of records handed to the pipeline: it takes the GIL once per chunk.
+pub struct Records {
+    source: Source,
+    fields: Fields,
+    strict: bool,
+    buffer: VecDeque<Record>,
+    next_ordinal: u64,
+    failure: Failure,
+}
+
+/// Whether `obj` is Arrow data rather than an iterable of records.
+pub fn is_arrow(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__arrow_c_stream__").unwrap_or(false)
+        || obj.hasattr("__arrow_c_array__").unwrap_or(false)
+}
+
+/// An Arrow stream reader for a table, batch, reader or any `__arrow_c_stream__` object.
+pub fn arrow_stream(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+    let py = obj.py();
+    if !obj.hasattr("__arrow_c_stream__")? {
+        // A single batch: wrap it in a reader.
+        let pa = py.import("pyarrow")?;
+        let schema = obj.getattr("schema")?;
+        let reader = pa
+            .getattr("RecordBatchReader")?
+            .call_method1("from_batches", (schema, vec![obj.clone()]))?;
+        return RecordBatchStreamReader::from_pyarrow_bound(&reader);
+    }
+    RecordBatchStreamReader::from_pyarrow_bound(obj)
+}
+
+impl Records {
+    /// The records of `docs` (see the module docs).
+    pub fn new(docs: &Bound<'_, PyAny>, fields: Fields, strict: bool, failure: Failure) -> PyResult<Self> {
+        let source = if is_arrow(docs) {
+            Source::Arrow(arrow_stream(docs)?)
+        } else {
+            Source::Python(docs.try_iter()?.unbind())
+        };
+        Ok(Records {
+            source,
+            fields,
+            strict,
+            buffer: VecDeque::new(),
+            next_ordinal: 0,
+            failure,
+        })
+    }
+
+    fn fill(&mut self) {
+        if self.failure.failed() {
+            self.source = Source::Done;
+            return;
+        }
+        Python::attach(|py| match &mut self.source {
+            Source::Done => {}
+            Source::Python(it) => {
+                let mut it = it.bind(py).clone();
+                let mut bytes = 0usize;
+                while self.buffer.len() < CHUNK_RECORDS && bytes < CHUNK_BYTES {
+                    match it.next() {
+                        None => {
+                            self.source = Source::Done;
+                            break;
+                        }
+                        Some(Err(e)) => {
+                            self.failure.set(e);
+                            self.source = Source::Done;
+                            break;
+                        }
+                        Some(Ok(item)) => {
+                            let r = record(&item, &self.fields, self.next_ordinal);
+                            if let Ok(d) = &r {
+                                bytes += d.body.len();
+                            }
+                            self.push(r);
+                        }
+                    }
+                }
+            }
+            Source::Arrow(reader) => match reader.next() {
+                None => self.source = Source::Done,
+                Some(Err(e)) => {
+                    self.failure
+                        .set(PyValueError::new_err(format!("reading the Arrow stream: {e}")));
+                    self.source = Source::Done;
+                }
+                Some(Ok(batch)) => {
+                    let first = self.next_ordinal;
+                    let records = py.detach(|| batch_records(&batch, &self.fields, first));
+                    for r in records {
+                        self.push(r);
+                    }
+                }
+            },
+        });
+    }
+
+    fn push(&mut self, r: Record) {
+        if let (true, Err(rej)) = (self.strict, &r) {
+            self.failure.set(PyValueError::new_err(format!(
+                "record {}{}: {}",
+                self.next_ordinal,
+                rej.id.as_deref().map(|i| format!(" (id {i:?})")).unwrap_or_default(),
+                rej.reason
+            )));
+            self.source = Source::Done;
+            return;
+        }
+        self.next_ordinal += 1;
+        self.buffer.push_back(r);
+    }
+}
+
+impl Iterator for Records {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        while self.buffer.is_empty() {
+            if matches!(self.source, Source::Done) || self.failure.failed() {
+                return None;
+            }
+            self.fill();
+        }
+        self.buffer.pop_front()
+    }
+}

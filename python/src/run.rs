@@ -1,0 +1,603 @@
+//! The pipeline from Python: `Pipeline(preset, **params).run(docs)`, its result
+//! `Dedup` (kept ids, fates, clusters, pairs, statistics, Arrow tables) and
+//! `dedup_file` for every input the command line reads.
+
+use crate::convert::{table, to_py};
+use crate::params::{settings, Extras};
+use crate::records::{Failure, Record, Records};
+use arrow::array::{
+    ArrayRef, ListBuilder, RecordBatch, StringBuilder, UInt32Array, UInt64Array,
+};
+use arrow::datatypes::{DataType, Field, Schema};
+use neardup::io::{Input, Reader};
+use neardup::pipeline::{Fate as LibFate, PipelineBuilder, Progress};
+use neardup_cli::config::Params;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Runs `f` with the GIL released; a panic becomes `RuntimeError`.
+pub fn without_gil<T: Send>(py: Python<'_>, f: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
+    py.detach(|| std::panic::catch_unwind(AssertUnwindSafe(f)))
+        .unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!("neardup panicked: {msg}")))
+        })
+}
+
+/// A progress callback (`callback(records, bytes)`) wired into a builder; an exception
+/// it raises stops the run and is raised by it.
+fn with_progress(
+    builder: &PipelineBuilder,
+    progress: Option<Py<PyAny>>,
+    failure: &Failure,
+) -> PipelineBuilder {
+    let mut b = builder.clone();
+    if let Some(cb) = progress {
+        let failure = failure.clone();
+        b.on_progress(move |p: Progress| {
+            if failure.failed() {
+                return;
+            }
+            Python::attach(|py| {
+                if let Err(e) = cb.bind(py).call1((p.records, p.bytes)) {
+                    failure.set(e);
+                }
+            });
+        });
+    }
+    b
+}
+
+/// A deduplication pipeline: the settings of `neardup dedup`, validated once.
+///
+/// `Pipeline(preset="paper", **params)` takes the command line's algorithm flags as
+/// keywords, with `_` for `-`: `shingle=8`, `minhashes=84`, `supershingles=6`,
+/// `min_shared=2`, `charikar_bits=384`, `charikar_threshold=372`,
+/// `strategy="uniform"|"henzinger"|"custom"`, `same_site_threshold`,
+/// `cross_site_threshold`, `site="host"|"host-no-www"|"domain"|"field:NAME"`,
+/// `candidates="broder"|"pugh"|"simhash"|"charikar-blocks"`, `pugh_lists`,
+/// `pugh_repeats`, `pugh_ordered`, `simhash_design`, `block_distance`, `boilerplate`,
+/// `boilerplate_share`, `boilerplate_min_pages`, `boilerplate_capacity`,
+/// `charikar_features="terms"|"shingles"`, `high_recall`,
+/// `cluster_mode="transitive"|"verified"`, `keep="first"|"longest"|"priority:FIELD"`,
+/// `threads`, `max_document_bytes`, `seed`, `config` (a TOML file of the same keys);
+/// and the record fields `id_field`, `text_field`, `html_field`, `url_field`, and
+/// `strict` (raise on the first bad record instead of rejecting it). Defaults are the
+/// command line's (the paper's: 8-term shingles, 84 min-values, 6 supershingles,
+/// candidates sharing ≥ 2, 384-bit projections, threshold 372). An unknown keyword or
+/// a bad value raises `ValueError`, a value of the wrong type `TypeError`.
+#[pyclass(module = "neardup._native", frozen, subclass)]
+pub struct Pipeline {
+    params: Params,
+    builder: PipelineBuilder,
+    extras: Extras,
+    description: String,
+}
+
+impl Pipeline {
+    /// The pipeline of keyword arguments.
+    pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Pipeline> {
+        let s = settings(kwargs)?;
+        let p = s.builder.build().map_err(crate::to_py_err)?;
+        let (one, two) = p.describe();
+        Ok(Pipeline {
+            params: s.params,
+            builder: s.builder,
+            extras: s.extras,
+            description: format!("stage one: {one}; stage two: {two}"),
+        })
+    }
+
+    /// The library's pipeline (with a progress callback, if any).
+    pub fn build(
+        &self,
+        progress: Option<Py<PyAny>>,
+        failure: &Failure,
+    ) -> PyResult<neardup::Pipeline> {
+        with_progress(&self.builder, progress, failure)
+            .build()
+            .map_err(crate::to_py_err)
+    }
+
+    /// The library's pipeline without a callback.
+    pub fn pipeline(&self) -> PyResult<neardup::Pipeline> {
+        self.builder.build().map_err(crate::to_py_err)
+    }
+
+    /// Whether boilerplate removal is on.
+    pub fn boilerplate_on(&self) -> bool {
+        self.params.boilerplate == Some(true)
+    }
+
+    /// The record fields.
+    pub fn fields(&self) -> &neardup::io::Fields {
+        &self.extras.fields
+    }
+
+    fn boilerplate(&self) -> PyResult<Option<neardup::sketch::boilerplate::BoilerplateConfig>> {
+        self.params.boilerplate().map_err(crate::to_py_err)
+    }
+}
+
+#[pymethods]
+impl Pipeline {
+    #[new]
+    #[pyo3(signature = (preset=None, **params))]
+    fn new(
+        py: Python<'_>,
+        preset: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pipeline> {
+        let kw = match params {
+            Some(p) => p.copy()?,
+            None => PyDict::new(py),
+        };
+        if let Some(p) = preset {
+            kw.set_item("preset", p)?;
+        }
+        Pipeline::from_kwargs(Some(&kw))
+    }
+
+    /// Runs the pipeline over `docs` and returns a `Dedup`.
+    ///
+    /// `docs`: any iterable of dicts (`id`, `text` or `html`, optional `url`; the field
+    /// names as configured), `(id, text)` or `(id, text, url)` tuples, or strings (the
+    /// id is then the ordinal); or Arrow data — a `pyarrow.Table`, `RecordBatch`,
+    /// `RecordBatchReader` or any object with `__arrow_c_stream__` — with those
+    /// columns. Records are taken in chunks and sketched as they come, so memory grows
+    /// with the number of documents, not their bytes (with `boilerplate=True` the
+    /// records are held for the second pass). `progress`: a callable
+    /// `progress(records, bytes)` called as sketching advances. The GIL is released
+    /// while the pipeline works. A bad record is rejected with its reason (see
+    /// `Dedup.fates`), or with `strict=True` raises `ValueError` naming it; an exception
+    /// from the iterable or the callback is raised once the workers stopped.
+    #[pyo3(signature = (docs, progress=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        docs: &Bound<'_, PyAny>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Dedup> {
+        let failure = Failure::default();
+        let mut pipeline = self.build(progress, &failure)?;
+        let records = Records::new(docs, self.extras.fields.clone(), self.extras.strict, failure.clone())?;
+        let bp = self.boilerplate()?;
+        let result = without_gil(py, move || {
+            let run = match bp {
+                None => pipeline.run_records(records),
+                Some(cfg) => {
+                    let all: Vec<Record> = records.collect();
+                    let b = pipeline
+                        .learn_boilerplate(all.iter().filter_map(|r| r.as_ref().ok()), |d| Ok(d.clone()), cfg)
+                        .map_err(crate::to_py_err)?;
+                    pipeline = pipeline.with_boilerplate(Arc::new(b));
+                    pipeline.run_records(all)
+                }
+            };
+            run.map_err(crate::to_py_err)
+        });
+        if let Some(e) = failure.take() {
+            return Err(e);
+        }
+        let d = result?;
+        d.reconcile(d.stats.read).map_err(crate::to_py_err)?;
+        Ok(Dedup { inner: d })
+    }
+
+    /// The settings as the command line's report prints them.
+    fn __repr__(&self) -> String {
+        format!("neardup.Pipeline({})", self.description)
+    }
+
+    /// `(stage one, stage two)`: what the pipeline computes, in words.
+    fn describe(&self) -> PyResult<(String, String)> {
+        Ok(self.pipeline()?.describe())
+    }
+
+    /// The sketch settings (shingle size, min-values, supershingles, bits, seed, …) as
+    /// a dict.
+    #[getter]
+    fn sketch_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, self.pipeline()?.sketcher().config())
+    }
+
+    /// The minimum Charikar agreement of a near-duplicate.
+    #[getter]
+    fn charikar_threshold(&self) -> PyResult<u32> {
+        Ok(self.pipeline()?.charikar_threshold())
+    }
+}
+
+/// What happened to one record: `fate` is `"kept"`, `"exact"`, `"near"` or
+/// `"rejected"`; `of` the id of the record it duplicates (exact) or of its cluster's
+/// representative (near); `reason` why it was rejected.
+#[pyclass(module = "neardup._native", frozen, get_all, skip_from_py_object)]
+#[derive(Clone)]
+pub struct Fate {
+    /// The record's ordinal (input position).
+    pub ordinal: u32,
+    /// The record's id.
+    pub id: String,
+    /// `"kept"`, `"exact"`, `"near"` or `"rejected"`.
+    pub fate: &'static str,
+    /// The id of the record it duplicates (`exact`) or of its representative (`near`).
+    pub of: Option<String>,
+    /// The ordinal of that record.
+    pub of_ordinal: Option<u32>,
+    /// Why it was rejected.
+    pub reason: Option<String>,
+}
+
+#[pymethods]
+impl Fate {
+    fn __repr__(&self) -> String {
+        match (&self.of, &self.reason) {
+            (Some(of), _) => format!("Fate({:?}: {} of {:?})", self.id, self.fate, of),
+            (_, Some(r)) => format!("Fate({:?}: rejected, {r})", self.id),
+            _ => format!("Fate({:?}: {})", self.id, self.fate),
+        }
+    }
+
+    fn __eq__(&self, other: &Fate) -> bool {
+        (self.ordinal, &self.id, self.fate, &self.of, &self.reason)
+            == (other.ordinal, &other.id, other.fate, &other.of, &other.reason)
+    }
+}
+
+/// A verified pair: ids `a` (earlier in the input) and `b`, how it was found (`kind`:
+/// `"exact"`, `"near"`, `"high_recall"`), the site class (`"same"`, `"cross"`,
+/// `"unknown"`), the shared supershingles and the Charikar agreement.
+#[pyclass(module = "neardup._native", frozen, get_all, skip_from_py_object)]
+#[derive(Clone)]
+pub struct Pair {
+    /// Id of the earlier record.
+    pub a: String,
+    /// Id of the later record.
+    pub b: String,
+    /// Ordinal of `a`.
+    pub a_ordinal: u32,
+    /// Ordinal of `b`.
+    pub b_ordinal: u32,
+    /// `"exact"`, `"near"` or `"high_recall"`.
+    pub kind: &'static str,
+    /// `"same"`, `"cross"` or `"unknown"`.
+    pub site: &'static str,
+    /// Supershingles the two share.
+    pub shared_supershingles: u32,
+    /// Agreeing Charikar bits.
+    pub charikar_agreement: u32,
+}
+
+#[pymethods]
+impl Pair {
+    fn __repr__(&self) -> String {
+        format!(
+            "Pair({:?}, {:?}, kind={}, site={}, shared_supershingles={}, charikar_agreement={})",
+            self.a, self.b, self.kind, self.site, self.shared_supershingles, self.charikar_agreement
+        )
+    }
+}
+
+/// The result of a run: every record's fate, the clusters, the verified pairs and
+/// the statistics (`read = kept + exact + near + rejected`).
+#[pyclass(module = "neardup._native", frozen)]
+pub struct Dedup {
+    /// The library's result.
+    pub inner: neardup::Dedup,
+}
+
+fn fate_of(d: &neardup::Dedup, i: usize) -> Fate {
+    let id = d.ids[i].clone();
+    let (fate, of, reason) = match &d.fates[i] {
+        LibFate::Kept => ("kept", None, None),
+        LibFate::ExactDuplicate { of } => ("exact", Some(*of), None),
+        LibFate::NearDuplicate { of } => ("near", Some(*of), None),
+        LibFate::Rejected { reason } => ("rejected", None, Some(reason.clone())),
+        _ => ("unknown", None, None),
+    };
+    Fate {
+        ordinal: i as u32,
+        id,
+        fate,
+        of: of.map(|o| d.ids[o as usize].clone()),
+        of_ordinal: of,
+        reason,
+    }
+}
+
+fn strings(name: &str, v: impl IntoIterator<Item = Option<String>>) -> (Field, ArrayRef) {
+    let mut b = StringBuilder::new();
+    for s in v {
+        b.append_option(s);
+    }
+    (Field::new(name, DataType::Utf8, true), Arc::new(b.finish()))
+}
+
+fn batch(cols: Vec<(Field, ArrayRef)>) -> PyResult<RecordBatch> {
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().unzip();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+impl Dedup {
+    fn arrow(&self, name: &str) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let id = |o: u32| Some(d.ids[o as usize].clone());
+        match name {
+            "kept" => {
+                let k: Vec<u32> = d.kept.iter().collect();
+                batch(vec![
+                    (
+                        Field::new("ordinal", DataType::UInt32, false),
+                        Arc::new(UInt32Array::from(k.clone())),
+                    ),
+                    strings("id", k.into_iter().map(id)),
+                ])
+            }
+            "fates" => {
+                let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
+                batch(vec![
+                    (
+                        Field::new("ordinal", DataType::UInt32, false),
+                        Arc::new(UInt32Array::from_iter_values(0..f.len() as u32)),
+                    ),
+                    strings("id", f.iter().map(|x| Some(x.id.clone()))),
+                    strings("fate", f.iter().map(|x| Some(x.fate.to_string()))),
+                    strings("of", f.iter().map(|x| x.of.clone())),
+                    strings("reason", f.iter().map(|x| x.reason.clone())),
+                ])
+            }
+            "clusters" => {
+                let mut members = ListBuilder::new(StringBuilder::new());
+                for c in &d.clusters {
+                    for &m in &c.members {
+                        members.values().append_value(&d.ids[m as usize]);
+                    }
+                    members.append(true);
+                }
+                let members = members.finish();
+                let field = Field::new("members", arrow::array::Array::data_type(&members).clone(), false);
+                batch(vec![
+                    strings("representative", d.clusters.iter().map(|c| id(c.representative))),
+                    (field, Arc::new(members)),
+                    (
+                        Field::new("size", DataType::UInt64, false),
+                        Arc::new(UInt64Array::from_iter_values(
+                            d.clusters.iter().map(|c| c.members.len() as u64),
+                        )),
+                    ),
+                ])
+            }
+            "pairs" => batch(vec![
+                strings("a", d.pairs.iter().map(|p| id(p.a))),
+                strings("b", d.pairs.iter().map(|p| id(p.b))),
+                strings("kind", d.pairs.iter().map(|p| Some(p.kind.as_str().into()))),
+                strings("site", d.pairs.iter().map(|p| Some(p.class.as_str().into()))),
+                (
+                    Field::new("shared_supershingles", DataType::UInt32, false),
+                    Arc::new(UInt32Array::from_iter_values(
+                        d.pairs.iter().map(|p| p.shared_supershingles),
+                    )),
+                ),
+                (
+                    Field::new("charikar_agreement", DataType::UInt32, false),
+                    Arc::new(UInt32Array::from_iter_values(d.pairs.iter().map(|p| p.agreement))),
+                ),
+            ]),
+            other => Err(PyValueError::new_err(format!(
+                "to_arrow({other:?}): expected \"kept\", \"fates\", \"clusters\" or \"pairs\""
+            ))),
+        }
+    }
+}
+
+#[pymethods]
+impl Dedup {
+    /// Every record's id, in input order.
+    #[getter]
+    fn ids(&self) -> Vec<String> {
+        self.inner.ids.clone()
+    }
+
+    /// The ids of the kept records, in input order.
+    #[getter]
+    fn kept(&self) -> Vec<String> {
+        self.inner
+            .kept
+            .iter()
+            .map(|o| self.inner.ids[o as usize].clone())
+            .collect()
+    }
+
+    /// The ordinals (input positions) of the kept records, ascending.
+    #[getter]
+    fn kept_ordinals(&self) -> Vec<u32> {
+        self.inner.kept.iter().collect()
+    }
+
+    /// One `Fate` per record, in input order.
+    #[getter]
+    fn fates(&self) -> Vec<Fate> {
+        (0..self.inner.fates.len())
+            .map(|i| fate_of(&self.inner, i))
+            .collect()
+    }
+
+    /// The clusters of two or more records, as `neardup dedup --clusters` writes them:
+    /// dicts with `representative` (the kept id), `members` (ids in input order) and
+    /// `size`.
+    #[getter]
+    fn clusters<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let d = &self.inner;
+        d.clusters
+            .iter()
+            .map(|c| {
+                let x = PyDict::new(py);
+                x.set_item("representative", &d.ids[c.representative as usize])?;
+                let m: Vec<&String> = c.members.iter().map(|&m| &d.ids[m as usize]).collect();
+                x.set_item("members", m)?;
+                x.set_item("size", c.members.len())?;
+                Ok(x)
+            })
+            .collect()
+    }
+
+    /// The verified pairs (`Pair`), sorted by input position.
+    #[getter]
+    fn pairs(&self) -> Vec<Pair> {
+        let d = &self.inner;
+        d.pairs
+            .iter()
+            .map(|p| Pair {
+                a: d.ids[p.a as usize].clone(),
+                b: d.ids[p.b as usize].clone(),
+                a_ordinal: p.a,
+                b_ordinal: p.b,
+                kind: p.kind.as_str(),
+                site: p.class.as_str(),
+                shared_supershingles: p.shared_supershingles,
+                charikar_agreement: p.agreement,
+            })
+            .collect()
+    }
+
+    /// The run's counters and timings as a dict (the `stats` of the command line's
+    /// report): `read`, `kept`, `exact_duplicates`, `near_duplicates`, `rejected`,
+    /// `bytes`, `candidates`, `verified`, `clusters`, `seconds`, ….
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.stats)
+    }
+
+    /// One table as a `pyarrow.Table`: `"kept"` (ordinal, id), `"fates"` (ordinal, id,
+    /// fate, of, reason), `"clusters"` (representative, members, size) or `"pairs"`
+    /// (a, b, kind, site, shared_supershingles, charikar_agreement).
+    fn to_arrow<'py>(&self, py: Python<'py>, table_name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let b = self.arrow(table_name)?;
+        table(py, &b)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.fates.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let s = &self.inner.stats;
+        format!(
+            "neardup.Dedup(read={}, kept={}, exact_duplicates={}, near_duplicates={}, rejected={}, clusters={})",
+            s.read, s.kept, s.exact_duplicates, s.near_duplicates, s.rejected, self.inner.clusters.len()
+        )
+    }
+}
+
+/// Deduplicates files as `neardup dedup` reads them: JSONL (plain, gzip or zstd,
+/// recognized by their bytes), WARC, or directories of `.txt` / `.html` files; `paths`
+/// is one path or a list, read in the order given. Keywords as for `Pipeline`, plus
+/// `format` (`"jsonl"`, `"warc"`, `"dir"`; default: by name). Returns a `Dedup`
+/// whose accounting has been checked against the reader's own record count.
+#[pyfunction]
+#[pyo3(signature = (paths, progress=None, **params))]
+pub fn dedup_file(
+    py: Python<'_>,
+    paths: &Bound<'_, PyAny>,
+    progress: Option<Py<PyAny>>,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Dedup> {
+    let kw = match params {
+        Some(p) => p.copy()?,
+        None => PyDict::new(py),
+    };
+    let format = match kw.get_item("format")? {
+        Some(f) => {
+            kw.del_item("format")?;
+            match f.extract::<String>()?.as_str() {
+                "jsonl" => Some(neardup::io::Format::Jsonl),
+                "warc" => Some(neardup::io::Format::Warc),
+                "dir" => Some(neardup::io::Format::Dir),
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "format {other:?}: expected \"jsonl\", \"warc\" or \"dir\""
+                    )))
+                }
+            }
+        }
+        None => None,
+    };
+    let p = Pipeline::from_kwargs(Some(&kw))?;
+    let names: Vec<String> = if paths.is_instance_of::<pyo3::types::PyString>()
+        || paths.hasattr("__fspath__")?
+    {
+        vec![paths.str()?.to_string()]
+    } else {
+        paths
+            .try_iter()?
+            .map(|x| Ok(x?.str()?.to_string()))
+            .collect::<PyResult<_>>()?
+    };
+    let mut inputs = Vec::new();
+    for name in &names {
+        let path = PathBuf::from(name);
+        if !path.exists() {
+            return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
+                "{name}: no such file or directory"
+            )));
+        }
+        inputs.push(Input::detect(path, name.clone(), format));
+    }
+    let failure = Failure::default();
+    let mut pipeline = p.build(progress, &failure)?;
+    let fields = p.extras.fields.clone();
+    let strict = p.extras.strict;
+    let max_record = p
+        .params
+        .max_document_bytes
+        .unwrap_or(64 << 20)
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
+    let bp = p.boilerplate()?;
+    let result = without_gil(py, move || {
+        let parse = |rec: neardup::io::RawRecord| {
+            let source = &names[rec.position.input];
+            rec.into_document(&fields, source)
+        };
+        if let Some(cfg) = bp {
+            let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
+                .defer_parsing(true)
+                .max_record_bytes(max_record);
+            let b = pipeline
+                .learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)
+                .map_err(crate::to_py_err)?;
+            pipeline = pipeline.with_boilerplate(Arc::new(b));
+        }
+        let reader = Reader::new(inputs, fields.clone(), strict, false)
+            .defer_parsing(true)
+            .max_record_bytes(max_record);
+        let counter = reader.counter();
+        let mut fatal = None;
+        let records = reader.map_while(|r| match r {
+            Ok(r) => Some(r),
+            Err(e) => {
+                fatal = Some(e);
+                None
+            }
+        });
+        let d = pipeline.run_with(records, parse).map_err(crate::to_py_err)?;
+        if let Some(e) = fatal {
+            return Err(crate::to_py_err(e));
+        }
+        d.reconcile(counter.records()).map_err(crate::to_py_err)?;
+        Ok(d)
+    });
+    if let Some(e) = failure.take() {
+        return Err(e);
+    }
+    Ok(Dedup { inner: result? })
+}

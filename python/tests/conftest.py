@@ -1,0 +1,71 @@
+"""Shared fixtures: the `neardup` binary (the reference front end) and generated
+corpora. Nothing here comes from the package under test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def cli() -> Path:
+    """The `neardup` binary, built from this checkout (NEARDUP_BIN overrides)."""
+    if os.environ.get("NEARDUP_BIN"):
+        return Path(os.environ["NEARDUP_BIN"])
+    subprocess.run(
+        ["cargo", "build", "--quiet", "-p", "neardup-cli"], cwd=ROOT, check=True
+    )
+    return ROOT / "target" / "debug" / "neardup"
+
+
+def read_jsonl(path: Path) -> list:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def corpus(cli, tmp_path_factory) -> Path:
+    """A generated corpus with planted near-duplicates on 8 sites, some HTML."""
+    out = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
+    subprocess.run(
+        [cli, "synth", "--base", "300", "--min-words", "80", "--max-words", "300",
+         "--hosts", "8", "--template-sites", "2", "--html-share", "0.3",
+         "--duplicate-rate", "0.5", "--seed", "11", "-o", out],
+        check=True,
+    )
+    return out
+
+
+def run_cli(cli: Path, corpus: Path, tmp: Path, args: list) -> dict:
+    """`neardup dedup` on `corpus`: kept ids, clusters and pairs as it writes them."""
+    kept, clusters, pairs = tmp / "kept.jsonl", tmp / "clusters.jsonl", tmp / "pairs.jsonl"
+    subprocess.run(
+        [cli, "dedup", corpus, "-q", "-o", kept, "--clusters", clusters, "--pairs", pairs,
+         *args],
+        check=True,
+    )
+    return {
+        "kept": [r["id"] for r in read_jsonl(kept)],
+        "clusters": read_jsonl(clusters),
+        "pairs": read_jsonl(pairs),
+    }
+
+
+def as_cli(result) -> dict:
+    """A Python result in the CLI's output shapes."""
+    return {
+        "kept": result.kept,
+        "clusters": result.clusters,
+        "pairs": [
+            {"a": p.a, "b": p.b, "kind": p.kind, "site": p.site,
+             "shared_supershingles": p.shared_supershingles,
+             "charikar_agreement": p.charikar_agreement}
+            for p in result.pairs
+        ],
+    }

@@ -1,0 +1,187 @@
+"""Pipeline.run and dedup_file give what `neardup dedup` gives, on every input kind."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pyarrow as pa
+import pytest
+
+import neardup
+from conftest import as_cli, read_jsonl, run_cli
+
+SETTINGS = [
+    {},
+    {"preset": "recall"},
+    {"strategy": "henzinger"},
+    {"preset": "recall", "strategy": "henzinger"},
+    {"candidates": "pugh"},
+    {"candidates": "charikar-blocks"},
+    {"min_shared": 1, "shingle": 5, "charikar_threshold": 360},
+    {"high_recall": 380, "cluster_mode": "verified", "keep": "longest"},
+]
+
+
+def flags(settings: dict) -> list:
+    out = []
+    for k, v in settings.items():
+        out += [f"--{k.replace('_', '-')}", str(v)]
+    return out
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: json.dumps(s))
+def test_run_matches_cli(cli, corpus, tmp_path, settings):
+    expected = run_cli(cli, corpus, tmp_path, flags(settings))
+    docs = read_jsonl(corpus)
+    p = neardup.Pipeline(**settings)
+    from_dicts = p.run(docs)
+    assert as_cli(from_dicts) == expected
+    assert len(expected["pairs"]) > 0 and len(expected["clusters"]) > 0
+    # Arrow in, with an explicit schema (rows have text or html).
+    schema = pa.schema([("id", pa.string()), ("text", pa.large_string()),
+                        ("html", pa.string()), ("url", pa.string())])
+    table = pa.Table.from_pylist(docs, schema=schema)
+    assert as_cli(p.run(table)) == expected
+    assert as_cli(p.run(table.to_batches(max_chunksize=37)[0])) == as_cli(
+        p.run(docs[:37]))
+    assert as_cli(p.run(table.to_reader(max_chunksize=50))) == expected
+    # Files, as the CLI reads them.
+    assert as_cli(neardup.dedup_file(str(corpus), **settings)) == expected
+
+
+def test_fates_and_accounting(corpus):
+    docs = read_jsonl(corpus)
+    r = neardup.Pipeline().run(docs)
+    s = r.stats
+    assert s["read"] == len(docs) == len(r.fates) == len(r)
+    counts = {k: sum(f.fate == k for f in r.fates) for k in ("kept", "exact", "near", "rejected")}
+    assert counts["kept"] == s["kept"] == len(r.kept)
+    assert counts["exact"] == s["exact_duplicates"] > 0
+    assert counts["near"] == s["near_duplicates"] > 0
+    assert sum(counts.values()) == len(docs)
+    ids = [d["id"] for d in docs]
+    for f in r.fates:
+        assert f.id == ids[f.ordinal]
+        if f.fate in ("exact", "near"):
+            assert f.of == ids[f.of_ordinal] and f.of_ordinal < f.ordinal or f.fate == "near"
+    # Each dropped record's `of` is the kept representative of its cluster.
+    rep = {m: c["representative"] for c in r.clusters for m in c["members"]}
+    for f in r.fates:
+        if f.fate == "near":
+            assert rep[f.id] == f.of and f.of in r.kept
+    # Arrow tables hold the same.
+    fates = r.to_arrow("fates").to_pylist()
+    assert [x["fate"] for x in fates] == [f.fate for f in r.fates]
+    assert r.to_arrow("kept").column("id").to_pylist() == r.kept
+    assert r.to_arrow("clusters").to_pylist() == r.clusters
+    assert r.to_arrow("pairs").num_rows == len(r.pairs)
+    with pytest.raises(ValueError):
+        r.to_arrow("nothing")
+
+
+def test_record_kinds_and_rejects():
+    text = "the quick brown fox jumps over the lazy dog " * 20
+    docs = [
+        {"id": "a", "text": text},
+        ("b", text, "http://b.example/"),
+        text,
+        {"id": 7, "html": f"<p>{text}</p>"},
+        {"id": "no-body"},
+        {"id": "bad-text", "text": 5},
+        {"id": "empty", "text": "   "},
+        42,
+        ("too", "many", "items", "here"),
+    ]
+    r = neardup.Pipeline().run(docs)
+    f = r.fates
+    assert [x.fate for x in f[:4]] == ["kept", "exact", "exact", "exact"]
+    assert f[2].id == "2" and f[3].id == "7"
+    assert f[4].reason == 'missing field "text" (or "html")'
+    assert f[5].reason == 'field "text"/"html" is not a string'
+    assert f[6].reason == "empty document: no terms"
+    assert "not a record" in f[7].reason and "int" in f[7].reason
+    assert "2 or 3 items" in f[8].reason
+    assert r.stats["rejected"] == 5
+    with pytest.raises(ValueError, match=r"record 4 \(id \"no-body\"\)"):
+        neardup.Pipeline(strict=True).run(docs)
+
+
+def test_custom_fields():
+    r = neardup.Pipeline(id_field="key", text_field="body").run(
+        [{"key": "x", "body": "one two three four five six seven eight nine"}])
+    assert r.kept == ["x"]
+
+
+def test_parameter_errors():
+    with pytest.raises(TypeError):
+        neardup.Pipeline(shingle="eight")
+    with pytest.raises(ValueError, match="unknown field `bogus`"):
+        neardup.Pipeline(bogus=1)
+    with pytest.raises(ValueError, match="supershingles"):
+        neardup.Pipeline(supershingles=5)
+    with pytest.raises(ValueError):
+        neardup.Pipeline(preset="nope")
+    with pytest.raises(ValueError, match="custom"):
+        neardup.Pipeline(strategy="custom")
+    with pytest.raises(FileNotFoundError):
+        neardup.dedup_file("/nonexistent/corpus.jsonl")
+
+
+def test_errors_from_the_input_and_the_callback_are_raised(corpus):
+    docs = read_jsonl(corpus)
+
+    def broken():
+        yield from docs[:10]
+        raise KeyError("the input broke")
+
+    with pytest.raises(KeyError, match="the input broke"):
+        neardup.Pipeline().run(broken())
+
+    def callback(records, nbytes):
+        raise RuntimeError("the callback broke")
+
+    with pytest.raises(RuntimeError, match="the callback broke"):
+        neardup.Pipeline().run(docs, progress=callback)
+
+
+def test_progress_is_reported(corpus):
+    docs = read_jsonl(corpus)
+    seen = []
+    neardup.Pipeline().run(docs, progress=lambda n, b: seen.append((n, b)))
+    assert seen and seen[-1][0] == len(docs)
+    assert [n for n, _ in seen] == sorted(n for n, _ in seen)
+    neardup.Pipeline().run(docs, progress=True)  # a tqdm bar
+
+
+def test_threads_and_concurrent_calls_agree(corpus):
+    docs = read_jsonl(corpus)
+    expected = as_cli(neardup.Pipeline(threads=1).run(docs))
+    assert as_cli(neardup.Pipeline(threads=8).run(docs)) == expected
+    results = [None] * 6
+    p = neardup.Pipeline()
+
+    def work(i):
+        results[i] = as_cli(p.run(iter(docs)))
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert all(r == expected for r in results)
+
+
+def test_streaming_memory_grows_with_documents_not_bytes():
+    import resource
+
+    def gen(n, size):
+        for i in range(n):
+            yield (str(i), f"document {i} " + " ".join(f"w{i}x{j}" for j in range(size)))
+
+    neardup.Pipeline().run(gen(200, 100))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # About 160 MB of text, generated lazily.
+    neardup.Pipeline().run(gen(20_000, 1_000))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 80, f"peak memory grew by {grown_mb:.0f} MB"
