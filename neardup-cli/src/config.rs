@@ -324,7 +324,9 @@ impl Params {
             }
             Some(CandidatesArg::Simhash) => {
                 let design = neardup::index::Design::named(
-                    self.simhash_design.as_deref().unwrap_or(neardup::index::Design::DEFAULT_NAME),
+                    self.simhash_design
+                        .as_deref()
+                        .unwrap_or(neardup::index::Design::DEFAULT_NAME),
                 )?;
                 b.candidates(Arc::new(neardup::candidates::SimhashCandidates { design }));
             }

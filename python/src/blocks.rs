@@ -103,10 +103,14 @@ impl SketchColumns {
 
 /// The Supershingles generator of a pipeline, when stage one is Broder's.
 fn broder(p: &neardup::Pipeline) -> Option<Supershingles> {
-    p.rule().candidates().name().starts_with("broder").then(|| Supershingles {
-        min_shared: p.min_shared(),
-        limits: BucketLimits::default(),
-    })
+    p.rule()
+        .candidates()
+        .name()
+        .starts_with("broder")
+        .then(|| Supershingles {
+            min_shared: p.min_shared(),
+            limits: BucketLimits::default(),
+        })
 }
 
 /// The sketch columns of every row of an Arrow batch (a `pyarrow.RecordBatch`, or a
@@ -185,7 +189,8 @@ pub fn sketch_batch<'py>(
                         cols.length.append_value(doc.body.len() as i64);
                         cols.site.append_option(site);
                         cols.priority.append_option(doc.priority);
-                        cols.pugh.append_value(s.pugh.iter().map(|&x| Some(x as i64)));
+                        cols.pugh
+                            .append_value(s.pugh.iter().map(|&x| Some(x as i64)));
                     }
                 }
             }
@@ -215,7 +220,9 @@ pub fn bucket_pairs(
         window: window.unwrap_or(d.window),
     };
     if limits.window == 0 {
-        return Err(PyValueError::new_err("bucket_pairs: window must be at least 1"));
+        return Err(PyValueError::new_err(
+            "bucket_pairs: window must be at least 1",
+        ));
     }
     py.detach(|| Ok(bucket_pairs_of(&members, limits)))
 }
@@ -238,15 +245,21 @@ fn rows(b: &RecordBatch, side: &str) -> Result<Vec<Option<Row>>, String> {
     };
     let bad = |n: &str| format!("{side}: column {n:?} has the wrong type (sketch_batch's columns)");
     let ss = col("supershingles")?;
-    let ss = ss.as_list_opt::<i32>().ok_or_else(|| bad("supershingles"))?;
+    let ss = ss
+        .as_list_opt::<i32>()
+        .ok_or_else(|| bad("supershingles"))?;
     let ch = col("charikar")?;
     let ch = ch.as_binary_opt::<i32>().ok_or_else(|| bad("charikar"))?;
     let ex = col("exact")?;
     let ex = ex.as_binary_opt::<i32>().ok_or_else(|| bad("exact"))?;
     let sh = col("simhash")?;
-    let sh = sh.as_primitive_opt::<Int64Type>().ok_or_else(|| bad("simhash"))?;
+    let sh = sh
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| bad("simhash"))?;
     let te = col("terms")?;
-    let te = te.as_primitive_opt::<Int64Type>().ok_or_else(|| bad("terms"))?;
+    let te = te
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| bad("terms"))?;
     let site = match b.column_by_name("site") {
         Some(c) => Some(arrow::compute::cast(c, &DataType::Utf8).map_err(|e| e.to_string())?),
         None => None,
@@ -267,7 +280,9 @@ fn rows(b: &RecordBatch, side: &str) -> Result<Vec<Option<Row>>, String> {
         }
         let words = ch.value(i);
         if words.len() % 8 != 0 || ex.value(i).len() != 16 {
-            return Err(format!("{side}: row {i}: charikar or exact has a bad length"));
+            return Err(format!(
+                "{side}: row {i}: charikar or exact has a bad length"
+            ));
         }
         let mut e = [0u8; 16];
         e.copy_from_slice(ex.value(i));
@@ -284,7 +299,9 @@ fn rows(b: &RecordBatch, side: &str) -> Result<Vec<Option<Row>>, String> {
                 .filter(|p| p.is_valid(i))
                 .map(|p| ints(p.value(i)))
                 .unwrap_or_default(),
-            site: site.filter(|s| s.is_valid(i)).map(|s| s.value(i).to_string()),
+            site: site
+                .filter(|s| s.is_valid(i))
+                .map(|s| s.value(i).to_string()),
         }));
     }
     Ok(out)
@@ -356,11 +373,17 @@ pub fn verify_pairs<'py>(
                     let c = PairClass::of(x.site.as_deref(), y.site.as_deref());
                     let j = rule.judge(c, x.as_ref(), y.as_ref());
                     near.append_value(j.near_duplicate);
-                    for (b, v) in parts.iter_mut().zip([j.exact, j.candidate, j.accepted, j.high_recall]) {
+                    for (b, v) in
+                        parts
+                            .iter_mut()
+                            .zip([j.exact, j.candidate, j.accepted, j.high_recall])
+                    {
                         b.append_value(v);
                     }
                     class.append_value(c.as_str());
-                    shared.append_value(shared_supershingles(&x.supershingles, &y.supershingles) as u32);
+                    shared.append_value(
+                        shared_supershingles(&x.supershingles, &y.supershingles) as u32
+                    );
                     agree.append_value(agreement(&x.charikar, &y.charikar));
                 }
                 _ => {

@@ -20,7 +20,8 @@ fn document(
     let mut doc = if let Ok(s) = obj.cast::<PyString>() {
         neardup::Document::text(name, s.extract::<String>()?)
     } else {
-        record(obj, p.fields(), 0).map_err(|r| PyValueError::new_err(format!("{name}: {}", r.reason)))?
+        record(obj, p.fields(), 0)
+            .map_err(|r| PyValueError::new_err(format!("{name}: {}", r.reason)))?
     };
     if url.is_some() {
         doc.url = url;
@@ -100,20 +101,24 @@ pub fn evaluate_pairs<'py>(
     };
     let p = Pipeline::from_kwargs(Some(&kw))?;
     let pipeline = p.pipeline()?;
-    let labelled: Vec<LabelledPair> = if pairs.is_instance_of::<PyString>() || pairs.hasattr("__fspath__")? {
-        let path = std::path::PathBuf::from(pairs.str()?.to_string());
-        neardup::eval::read_pairs(&path).map_err(crate::to_py_err)?
-    } else {
-        let json = py.import("json")?;
-        let mut out = Vec::new();
-        for (n, item) in pairs.try_iter()?.enumerate() {
-            let text: String = json.call_method1("dumps", (item?,))?.extract()?;
-            let v: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| PyValueError::new_err(format!("pair {}: {e}", n + 1)))?;
-            out.push(neardup::eval::labelled_pair(&v, "pairs", n as u64 + 1).map_err(crate::to_py_err)?);
-        }
-        out
-    };
+    let labelled: Vec<LabelledPair> =
+        if pairs.is_instance_of::<PyString>() || pairs.hasattr("__fspath__")? {
+            let path = std::path::PathBuf::from(pairs.str()?.to_string());
+            neardup::eval::read_pairs(&path).map_err(crate::to_py_err)?
+        } else {
+            let json = py.import("json")?;
+            let mut out = Vec::new();
+            for (n, item) in pairs.try_iter()?.enumerate() {
+                let text: String = json.call_method1("dumps", (item?,))?.extract()?;
+                let v: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| PyValueError::new_err(format!("pair {}: {e}", n + 1)))?;
+                out.push(
+                    neardup::eval::labelled_pair(&v, "pairs", n as u64 + 1)
+                        .map_err(crate::to_py_err)?,
+                );
+            }
+            out
+        };
     let report = without_gil(py, move || {
         let scores = neardup::eval::score_pairs(&pipeline, &labelled);
         Ok(neardup::eval::evaluate(&pipeline, &scores, &cfg, sweep))

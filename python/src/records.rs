@@ -63,7 +63,9 @@ fn id_of(v: Option<Bound<'_, PyAny>>, f: &Fields, at: u64) -> std::result::Resul
     match v {
         None => Ok(at.to_string()),
         Some(v) if v.is_none() => Ok(at.to_string()),
-        Some(v) if v.is_instance_of::<PyString>() => v.extract::<String>().map_err(|e| e.to_string()),
+        Some(v) if v.is_instance_of::<PyString>() => {
+            v.extract::<String>().map_err(|e| e.to_string())
+        }
         Some(v) if v.is_instance_of::<PyInt>() && !v.is_instance_of::<pyo3::types::PyBool>() => {
             Ok(v.str().map_err(|e| e.to_string())?.to_string())
         }
@@ -87,8 +89,12 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
         let text = get(&f.text).filter(|v| !v.is_none());
         let html = get(&f.html).filter(|v| !v.is_none());
         let body = match (text, html) {
-            (Some(t), _) if t.is_instance_of::<PyString>() => Body::Text(t.extract().unwrap_or_default()),
-            (_, Some(h)) if h.is_instance_of::<PyString>() => Body::Html(h.extract().unwrap_or_default()),
+            (Some(t), _) if t.is_instance_of::<PyString>() => {
+                Body::Text(t.extract().unwrap_or_default())
+            }
+            (_, Some(h)) if h.is_instance_of::<PyString>() => {
+                Body::Html(h.extract().unwrap_or_default())
+            }
             (Some(_), _) | (_, Some(_)) => {
                 return reject(
                     Some(id),
@@ -96,7 +102,10 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
                 )
             }
             (None, None) => {
-                return reject(Some(id), format!("missing field {:?} (or {:?})", f.text, f.html))
+                return reject(
+                    Some(id),
+                    format!("missing field {:?} (or {:?})", f.text, f.html),
+                )
             }
         };
         let priority = f
@@ -130,7 +139,9 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
         if v.len() == 2 || v.len() == 3 {
             let id = match id_of(Some(v[0].clone()), f, at) {
                 Ok(id) => id,
-                Err(_) => return reject(None, "the id (first item) is not a string or number".into()),
+                Err(_) => {
+                    return reject(None, "the id (first item) is not a string or number".into())
+                }
             };
             let Some(text) = optional_string(Some(v[1].clone())) else {
                 return reject(Some(id), "the text (second item) is not a string".into());
@@ -141,7 +152,10 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
         }
         return reject(
             None,
-            format!("a record tuple has 2 or 3 items (id, text[, url]), this one {}", v.len()),
+            format!(
+                "a record tuple has 2 or 3 items (id, text[, url]), this one {}",
+                v.len()
+            ),
         );
     }
     let kind = item
@@ -184,15 +198,14 @@ fn strings(batch: &RecordBatch, name: &str) -> Option<std::result::Result<String
 pub fn batch_records(batch: &RecordBatch, f: &Fields, first: u64) -> Vec<Record> {
     let n = batch.num_rows();
     let col = |name: &str| strings(batch, name).transpose();
-    let all = |reason: String| -> Vec<Record> {
-        (0..n).map(|_| reject(None, reason.clone())).collect()
-    };
+    let all =
+        |reason: String| -> Vec<Record> { (0..n).map(|_| reject(None, reason.clone())).collect() };
     let (ids, text, html, url, site) = match (
         col(&f.id),
         col(&f.text),
         col(&f.html),
         col(&f.url),
-        f.site.as_deref().map(|s| col(s)).unwrap_or(Ok(None)),
+        f.site.as_deref().map(col).unwrap_or(Ok(None)),
     ) {
         (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => (i, t, h, u, s),
         (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
@@ -283,7 +296,12 @@ pub fn arrow_stream(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader>
 
 impl Records {
     /// The records of `docs` (see the module docs).
-    pub fn new(docs: &Bound<'_, PyAny>, fields: Fields, strict: bool, failure: Failure) -> PyResult<Self> {
+    pub fn new(
+        docs: &Bound<'_, PyAny>,
+        fields: Fields,
+        strict: bool,
+        failure: Failure,
+    ) -> PyResult<Self> {
         let source = if is_arrow(docs) {
             Source::Arrow(arrow_stream(docs)?)
         } else {
@@ -333,8 +351,9 @@ impl Records {
             Source::Arrow(reader) => match reader.next() {
                 None => self.source = Source::Done,
                 Some(Err(e)) => {
-                    self.failure
-                        .set(PyValueError::new_err(format!("reading the Arrow stream: {e}")));
+                    self.failure.set(PyValueError::new_err(format!(
+                        "reading the Arrow stream: {e}"
+                    )));
                     self.source = Source::Done;
                 }
                 Some(Ok(batch)) => {
@@ -353,7 +372,10 @@ impl Records {
             self.failure.set(PyValueError::new_err(format!(
                 "record {}{}: {}",
                 self.next_ordinal,
-                rej.id.as_deref().map(|i| format!(" (id {i:?})")).unwrap_or_default(),
+                rej.id
+                    .as_deref()
+                    .map(|i| format!(" (id {i:?})"))
+                    .unwrap_or_default(),
                 rej.reason
             )));
             self.source = Source::Done;

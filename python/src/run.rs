@@ -5,9 +5,7 @@
 use crate::convert::{table, to_py};
 use crate::params::{settings, Extras};
 use crate::records::{Failure, Record, Records};
-use arrow::array::{
-    ArrayRef, ListBuilder, RecordBatch, StringBuilder, UInt32Array, UInt64Array,
-};
+use arrow::array::{ArrayRef, ListBuilder, RecordBatch, StringBuilder, UInt32Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use neardup::io::{Input, Reader};
 use neardup::pipeline::{Fate as LibFate, PipelineBuilder, Progress};
@@ -168,7 +166,12 @@ impl Pipeline {
     ) -> PyResult<Dedup> {
         let failure = Failure::default();
         let mut pipeline = self.build(progress, &failure)?;
-        let records = Records::new(docs, self.extras.fields.clone(), self.extras.strict, failure.clone())?;
+        let records = Records::new(
+            docs,
+            self.extras.fields.clone(),
+            self.extras.strict,
+            failure.clone(),
+        )?;
         let bp = self.boilerplate()?;
         let result = without_gil(py, move || {
             let run = match bp {
@@ -176,7 +179,11 @@ impl Pipeline {
                 Some(cfg) => {
                     let all: Vec<Record> = records.collect();
                     let b = pipeline
-                        .learn_boilerplate(all.iter().filter_map(|r| r.as_ref().ok()), |d| Ok(d.clone()), cfg)
+                        .learn_boilerplate(
+                            all.iter().filter_map(|r| r.as_ref().ok()),
+                            |d| Ok(d.clone()),
+                            cfg,
+                        )
                         .map_err(crate::to_py_err)?;
                     pipeline = pipeline.with_boilerplate(Arc::new(b));
                     pipeline.run_records(all)
@@ -248,7 +255,13 @@ impl Fate {
 
     fn __eq__(&self, other: &Fate) -> bool {
         (self.ordinal, &self.id, self.fate, &self.of, &self.reason)
-            == (other.ordinal, &other.id, other.fate, &other.of, &other.reason)
+            == (
+                other.ordinal,
+                &other.id,
+                other.fate,
+                &other.of,
+                &other.reason,
+            )
     }
 }
 
@@ -281,7 +294,12 @@ impl Pair {
     fn __repr__(&self) -> String {
         format!(
             "Pair({:?}, {:?}, kind={}, site={}, shared_supershingles={}, charikar_agreement={})",
-            self.a, self.b, self.kind, self.site, self.shared_supershingles, self.charikar_agreement
+            self.a,
+            self.b,
+            self.kind,
+            self.site,
+            self.shared_supershingles,
+            self.charikar_agreement
         )
     }
 }
@@ -364,9 +382,16 @@ impl Dedup {
                     members.append(true);
                 }
                 let members = members.finish();
-                let field = Field::new("members", arrow::array::Array::data_type(&members).clone(), false);
+                let field = Field::new(
+                    "members",
+                    arrow::array::Array::data_type(&members).clone(),
+                    false,
+                );
                 batch(vec![
-                    strings("representative", d.clusters.iter().map(|c| id(c.representative))),
+                    strings(
+                        "representative",
+                        d.clusters.iter().map(|c| id(c.representative)),
+                    ),
                     (field, Arc::new(members)),
                     (
                         Field::new("size", DataType::UInt64, false),
@@ -380,7 +405,10 @@ impl Dedup {
                 strings("a", d.pairs.iter().map(|p| id(p.a))),
                 strings("b", d.pairs.iter().map(|p| id(p.b))),
                 strings("kind", d.pairs.iter().map(|p| Some(p.kind.as_str().into()))),
-                strings("site", d.pairs.iter().map(|p| Some(p.class.as_str().into()))),
+                strings(
+                    "site",
+                    d.pairs.iter().map(|p| Some(p.class.as_str().into())),
+                ),
                 (
                     Field::new("shared_supershingles", DataType::UInt32, false),
                     Arc::new(UInt32Array::from_iter_values(
@@ -389,7 +417,9 @@ impl Dedup {
                 ),
                 (
                     Field::new("charikar_agreement", DataType::UInt32, false),
-                    Arc::new(UInt32Array::from_iter_values(d.pairs.iter().map(|p| p.agreement))),
+                    Arc::new(UInt32Array::from_iter_values(
+                        d.pairs.iter().map(|p| p.agreement),
+                    )),
                 ),
             ]),
             other => Err(PyValueError::new_err(format!(
@@ -532,16 +562,15 @@ pub fn dedup_file(
         None => None,
     };
     let p = Pipeline::from_kwargs(Some(&kw))?;
-    let names: Vec<String> = if paths.is_instance_of::<pyo3::types::PyString>()
-        || paths.hasattr("__fspath__")?
-    {
-        vec![paths.str()?.to_string()]
-    } else {
-        paths
-            .try_iter()?
-            .map(|x| Ok(x?.str()?.to_string()))
-            .collect::<PyResult<_>>()?
-    };
+    let names: Vec<String> =
+        if paths.is_instance_of::<pyo3::types::PyString>() || paths.hasattr("__fspath__")? {
+            vec![paths.str()?.to_string()]
+        } else {
+            paths
+                .try_iter()?
+                .map(|x| Ok(x?.str()?.to_string()))
+                .collect::<PyResult<_>>()?
+        };
     let mut inputs = Vec::new();
     for name in &names {
         let path = PathBuf::from(name);
@@ -589,7 +618,9 @@ pub fn dedup_file(
                 None
             }
         });
-        let d = pipeline.run_with(records, parse).map_err(crate::to_py_err)?;
+        let d = pipeline
+            .run_with(records, parse)
+            .map_err(crate::to_py_err)?;
         if let Some(e) = fatal {
             return Err(crate::to_py_err(e));
         }

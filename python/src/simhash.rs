@@ -21,8 +21,9 @@ fn u64s(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u64>> {
         let pa = py.import("pyarrow")?;
         let kw = pyo3::types::PyDict::new(py);
         kw.set_item("type", pa.getattr("uint64")?.call0()?)?;
-        pa.call_method("array", (obj,), Some(&kw))
-            .map_err(|e| PyValueError::new_err(format!("{what}: expected unsigned 64-bit integers ({e})")))?
+        pa.call_method("array", (obj,), Some(&kw)).map_err(|e| {
+            PyValueError::new_err(format!("{what}: expected unsigned 64-bit integers ({e})"))
+        })?
     };
     let data = ArrayData::from_pyarrow_bound(&arr)?;
     let a = arrow::array::make_array(data);
@@ -74,7 +75,12 @@ impl SimhashIndex {
 
     /// Stores many: `ids` and `fps` are equally long sequences (numpy `uint64` arrays
     /// are taken without a copy).
-    fn insert_many(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, fps: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn insert_many(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        fps: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let (ids, fps) = (u64s(ids, "ids")?, u64s(fps, "fps")?);
         if ids.len() != fps.len() {
             return Err(PyValueError::new_err(format!(
@@ -91,12 +97,20 @@ impl SimhashIndex {
 
     /// The stored `(id, distance)` within distance k of `fp`, sorted by distance, id.
     fn query(&self, fp: u64) -> Vec<(u64, u32)> {
-        self.inner.query(fp).into_iter().map(|m| (m.id, m.distance)).collect()
+        self.inner
+            .query(fp)
+            .into_iter()
+            .map(|m| (m.id, m.distance))
+            .collect()
     }
 
     /// The matches of many fingerprints as three numpy arrays `(query, id, distance)`:
     /// query index (uint32), stored id (uint64), distance (uint32), one row per match.
-    fn query_many<'py>(&self, py: Python<'py>, fps: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    fn query_many<'py>(
+        &self,
+        py: Python<'py>,
+        fps: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let fps = u64s(fps, "fps")?;
         let (q, ids, dist) = without_gil(py, || {
             let (mut q, mut ids, mut dist) = (Vec::new(), Vec::new(), Vec::new());
@@ -180,7 +194,9 @@ pub fn simhash_all_pairs<'py>(
     let d = design_named(design.unwrap_or(Design::DEFAULT_NAME))?;
     let fps = u64s(fps, "fps")?;
     if fps.len() > u32::MAX as usize {
-        return Err(PyValueError::new_err("simhash_all_pairs: at most 2^32 fingerprints"));
+        return Err(PyValueError::new_err(
+            "simhash_all_pairs: at most 2^32 fingerprints",
+        ));
     }
     let pairs = without_gil(py, || all_pairs(&d, &fps).map_err(crate::to_py_err))?;
     let i: UInt32Array = pairs.iter().map(|p| p.0).collect::<Vec<_>>().into();

@@ -49,7 +49,11 @@ pub fn read_pairs(path: &Path) -> Result<Vec<LabelledPair>> {
             id: None,
             reason: format!("malformed JSON: {e}"),
         })?;
-        out.push(labelled_pair(&v, &path.display().to_string(), n as u64 + 1)?);
+        out.push(labelled_pair(
+            &v,
+            &path.display().to_string(),
+            n as u64 + 1,
+        )?);
     }
     Ok(out)
 }

@@ -1,0 +1,29 @@
+"""Type stubs of the neardup package."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Union
+
+from ._native import (
+    Dedup as Dedup,
+    Docs,
+    Fate as Fate,
+    Pair as Pair,
+    SimhashIndex as SimhashIndex,
+    bucket_pairs as bucket_pairs,
+    evaluate_pairs as evaluate_pairs,
+    pair as pair,
+    simhash_all_pairs as simhash_all_pairs,
+    sketch_batch as sketch_batch,
+    verify_pairs as verify_pairs,
+)
+from ._native import Pipeline as _NativePipeline
+
+__version__: str
+
+Progress = Union[None, bool, Callable[[int, int], Any]]
+
+class Pipeline(_NativePipeline):
+    def run(self, docs: Docs, progress: Progress = None) -> Dedup: ...
+
+def dedup_file(paths: Any, progress: Progress = None, **params: Any) -> Dedup: ...

@@ -1,0 +1,126 @@
+"""The building blocks composed by hand give Pipeline.run's pairs; bucket_pairs is
+the documented big-bucket rule, checked against an independent re-implementation."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pyarrow as pa
+import pytest
+
+import neardup
+from conftest import read_jsonl
+
+
+def reference_bucket_pairs(members, max_bucket=1000, window=8):
+    """The rule as the library's documentation states it, written from the text."""
+    m = sorted(set(members))
+    n = len(m)
+    if n <= max_bucket:
+        return {(m[i], m[j]) for i in range(n) for j in range(i + 1, n)}
+    star = {(m[0], m[i]) for i in range(1, n)}
+    near = {(m[i], m[j]) for i in range(1, n) for j in range(i + 1, min(n, i + 1 + window))}
+    return star | near
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 50, 999, 1000, 1001, 1002, 1500, 2500])
+def test_bucket_pairs_is_the_documented_rule(n):
+    rng = random.Random(n)
+    members = rng.sample(range(10 * n + 10), n)
+    got = neardup.bucket_pairs(members)
+    assert len(got) == len(set(got)), "each pair once"
+    assert all(a < b for a, b in got)
+    assert set(got) == reference_bucket_pairs(members)
+    # Explicit limits.
+    small = neardup.bucket_pairs(members, max_bucket=10, window=3)
+    assert set(small) == reference_bucket_pairs(members, 10, 3)
+    if n > 1000:
+        assert len(got) < 10 * n, "a big bucket costs linear work"
+
+
+def test_bucket_pairs_ignores_order_and_repeats():
+    assert neardup.bucket_pairs([9, 2, 9, 5]) == [(2, 5), (2, 9), (5, 9)]
+    with pytest.raises(ValueError):
+        neardup.bucket_pairs([1, 2], window=0)
+
+
+def compose(table, **params):
+    """A distributed job's stages, on one machine: sketch, exact pre-pass, buckets by
+    (pass, key), the big-bucket rule, the verdict."""
+    sk = neardup.sketch_batch(table, **params).to_pylist()
+    active = [i for i, s in enumerate(sk) if s["rejected"] is None]
+    first_of = {}
+    exact_pairs = set()
+    survivors = []
+    for i in active:
+        e = sk[i]["exact"]
+        if e in first_of:
+            exact_pairs.add((first_of[e], i))
+        else:
+            first_of[e] = i
+            survivors.append(i)
+    buckets = defaultdict(list)
+    for i in survivors:
+        for p, key in enumerate(sk[i]["keys"]):
+            buckets[(p, key)].append(i)
+    candidates = set()
+    for members in buckets.values():
+        candidates.update(neardup.bucket_pairs(members))
+    candidates = sorted(candidates)
+    sketch_table = pa.Table.from_pylist(sk)
+    a = sketch_table.take([x for x, _ in candidates])
+    b = sketch_table.take([y for _, y in candidates])
+    verdicts = neardup.verify_pairs(a, b, **params).to_pylist()
+    near = {c for c, v in zip(candidates, verdicts) if v["near_duplicate"]}
+    return exact_pairs, near, verdicts
+
+
+@pytest.mark.parametrize("params", [{}, {"min_shared": 1}, {"strategy": "henzinger"},
+                                    {"preset": "recall"}])
+def test_composed_blocks_give_the_pipeline_pairs(corpus, params):
+    docs = read_jsonl(corpus)
+    schema = pa.schema([("id", pa.string()), ("text", pa.string()),
+                        ("html", pa.string()), ("url", pa.string())])
+    table = pa.Table.from_pylist(docs, schema=schema)
+    exact, near, _ = compose(table, **params)
+    r = neardup.Pipeline(**params).run(table)
+    want_near = {(p.a_ordinal, p.b_ordinal) for p in r.pairs if p.kind == "near"}
+    assert near == want_near and near
+    # The exact pre-pass: every exact duplicate's fate names the first copy.
+    assert {(f.of_ordinal, f.ordinal) for f in r.fates if f.fate == "exact"} == exact
+
+
+def test_big_bucket_composed(tmp_path):
+    """1,300 pages of one template with a unique line each: buckets beyond the limit."""
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(3000)]
+    base = " ".join(rng.choice(words) for _ in range(400))
+    docs = [{"id": f"p{i}", "text": base + f" unique{i} marker{i * 7}"} for i in range(1300)]
+    table = pa.Table.from_pylist(docs)
+    exact, near, _ = compose(table)
+    r = neardup.Pipeline().run(table)
+    assert r.stats["candidates"]["big_buckets"] > 0
+    assert near == {(p.a_ordinal, p.b_ordinal) for p in r.pairs if p.kind == "near"}
+
+
+def test_sketch_columns(corpus):
+    docs = read_jsonl(corpus)[:20] + [{"id": "empty", "text": ""}, {"id": "nobody"}]
+    table = pa.Table.from_pylist(docs, schema=pa.schema(
+        [("id", pa.string()), ("text", pa.string()), ("html", pa.string()), ("url", pa.string())]))
+    sk = neardup.sketch_batch(table)
+    assert sk.num_rows == len(docs)
+    rows = sk.to_pylist()
+    assert rows[-2]["rejected"] == "empty document: no terms"
+    assert rows[-1]["rejected"] == 'missing field "text" (or "html")'
+    ok = rows[0]
+    assert len(ok["exact"]) == 16 and len(ok["charikar"]) == 48
+    assert len(ok["supershingles"]) == 6 and len(ok["keys"]) == 15
+    assert ok["site"] == docs[0]["url"].split("/")[2]
+    # The sketch is the library's: the pair measures agree with `pair`.
+    v = neardup.verify_pairs(sk.slice(0, 1), sk.slice(0, 1)).to_pylist()[0]
+    assert v["near_duplicate"] and v["exact"] and v["charikar_agreement"] == 384
+    with pytest.raises(ValueError, match="boilerplate"):
+        neardup.sketch_batch(table, boilerplate=True)
+    with pytest.raises(ValueError, match="rows"):
+        neardup.verify_pairs(sk.slice(0, 1), sk.slice(0, 2))
