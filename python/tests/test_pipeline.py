@@ -185,3 +185,36 @@ def test_streaming_memory_grows_with_documents_not_bytes():
     neardup.Pipeline().run(gen(20_000, 1_000))
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 80, f"peak memory grew by {grown_mb:.0f} MB"
+
+
+def test_demo_corpus_matches_cli(cli, tmp_path):
+    """`neardup dedup` without input runs the demo corpus embedded in the binary."""
+    from conftest import ROOT
+
+    kept, clusters, pairs = tmp_path / "k", tmp_path / "c", tmp_path / "p"
+    for settings in ([], ["--preset", "recall"], ["--strategy", "henzinger"]):
+        import subprocess
+
+        subprocess.run([cli, "dedup", "-q", "-o", kept, "--clusters", clusters,
+                        "--pairs", pairs, *settings], check=True)
+        expected = {"kept": [r["id"] for r in read_jsonl(kept)],
+                    "clusters": read_jsonl(clusters), "pairs": read_jsonl(pairs)}
+        kw = {settings[i][2:]: settings[i + 1] for i in range(0, len(settings), 2)}
+        docs = read_jsonl(ROOT / "fixtures" / "demo.jsonl")
+        assert as_cli(neardup.Pipeline(**kw).run(docs)) == expected
+        assert expected["clusters"]
+
+
+def test_memory_does_not_grow_over_many_calls():
+    import resource
+
+    docs = [(str(i), f"text number {i} " + "alpha beta gamma delta " * 20) for i in range(200)]
+    p = neardup.Pipeline()
+    for _ in range(50):
+        p.run(docs).fates
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(1000):
+        r = p.run(docs)
+        r.fates, r.pairs, r.clusters, r.to_arrow("pairs")
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 20, f"peak memory grew by {grown_mb:.0f} MB over 1,000 runs"
