@@ -7,7 +7,7 @@
 //! Column types are the ones Spark reads: signed integers (64-bit values are stored
 //! with the same bits in `int64`), variable-length binary, lists.
 
-use crate::records::{arrow_stream, batch_records};
+use crate::records::{arrow_stream, visit_batch};
 use crate::run::{without_gil, Pipeline};
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
@@ -73,6 +73,35 @@ impl SketchColumns {
         self.site.append_null();
         self.priority.append_null();
         self.pugh.append(false);
+    }
+
+    fn push(
+        &mut self,
+        s: &neardup::Sketch,
+        site: Option<String>,
+        doc: &neardup::Document,
+        generator: Option<&Supershingles>,
+    ) {
+        self.rejected.append_null();
+        self.exact.append_value(s.exact.to_be_bytes());
+        self.supershingles
+            .append_value(s.supershingles.iter().map(|&x| Some(x as i64)));
+        match generator {
+            Some(g) => self.keys.append_value(
+                (0..g.passes(s.supershingles.len()))
+                    .map(|pass| Some(g.key(pass, &s.supershingles) as i64)),
+            ),
+            None => self.keys.append(false),
+        }
+        let bytes: Vec<u8> = s.charikar.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.charikar.append_value(bytes);
+        self.simhash.append_value(s.simhash as i64);
+        self.terms.append_value(i64::from(s.terms));
+        self.length.append_value(doc.body.len() as i64);
+        self.site.append_option(site);
+        self.priority.append_option(doc.priority);
+        self.pugh
+            .append_value(s.pugh.iter().map(|&x| Some(x as i64)));
     }
 
     fn finish(mut self) -> Result<RecordBatch, arrow::error::ArrowError> {
@@ -157,43 +186,17 @@ pub fn sketch_batch<'py>(
         let mut ordinal = 0u64;
         for b in reader {
             let b = b.map_err(arrow_err)?;
-            let records = batch_records(&b, &fields, ordinal);
-            ordinal += b.num_rows() as u64;
-            for r in records {
+            visit_batch(&b, &fields, ordinal, |r| {
                 let doc = match r {
                     Ok(d) => d,
-                    Err(rej) => {
-                        cols.null_row(&rej.reason);
-                        continue;
-                    }
+                    Err(rej) => return cols.null_row(&rej.reason),
                 };
-                match pipeline.sketch_record(&doc, &mut scratch) {
+                match pipeline.sketch_record(doc, &mut scratch) {
                     Err(reason) => cols.null_row(&reason),
-                    Ok((s, site)) => {
-                        cols.rejected.append_null();
-                        cols.exact.append_value(s.exact.to_be_bytes());
-                        cols.supershingles
-                            .append_value(s.supershingles.iter().map(|&x| Some(x as i64)));
-                        match &generator {
-                            Some(g) => cols.keys.append_value(
-                                (0..g.passes(s.supershingles.len()))
-                                    .map(|pass| Some(g.key(pass, &s.supershingles) as i64)),
-                            ),
-                            None => cols.keys.append(false),
-                        }
-                        let bytes: Vec<u8> =
-                            s.charikar.iter().flat_map(|w| w.to_le_bytes()).collect();
-                        cols.charikar.append_value(bytes);
-                        cols.simhash.append_value(s.simhash as i64);
-                        cols.terms.append_value(i64::from(s.terms));
-                        cols.length.append_value(doc.body.len() as i64);
-                        cols.site.append_option(site);
-                        cols.priority.append_option(doc.priority);
-                        cols.pugh
-                            .append_value(s.pugh.iter().map(|&x| Some(x as i64)));
-                    }
+                    Ok((s, site)) => cols.push(&s, site, doc, generator.as_ref()),
                 }
-            }
+            });
+            ordinal += b.num_rows() as u64;
         }
         cols.finish().map_err(arrow_err)
     })?;

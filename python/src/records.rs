@@ -196,10 +196,27 @@ fn strings(batch: &RecordBatch, name: &str) -> Option<std::result::Result<String
 
 /// The records of one Arrow batch; `first` is the ordinal of its first row.
 pub fn batch_records(batch: &RecordBatch, f: &Fields, first: u64) -> Vec<Record> {
+    let mut out = Vec::with_capacity(batch.num_rows());
+    visit_batch(batch, f, first, |r| out.push(r.cloned()));
+    out
+}
+
+fn set(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(src);
+}
+
+/// Calls `visit` with each row of an Arrow batch as a document (one document whose
+/// buffers are reused from row to row, so no allocation per row) or a rejection;
+/// `first` is the ordinal of the first row.
+pub fn visit_batch(
+    batch: &RecordBatch,
+    f: &Fields,
+    first: u64,
+    mut visit: impl FnMut(std::result::Result<&Document, Rejection>),
+) {
     let n = batch.num_rows();
     let col = |name: &str| strings(batch, name).transpose();
-    let all =
-        |reason: String| -> Vec<Record> { (0..n).map(|_| reject(None, reason.clone())).collect() };
     let (ids, text, html, url, site) = match (
         col(&f.id),
         col(&f.text),
@@ -209,48 +226,70 @@ pub fn batch_records(batch: &RecordBatch, f: &Fields, first: u64) -> Vec<Record>
     ) {
         (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => (i, t, h, u, s),
         (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
-            return all(e)
+            for _ in 0..n {
+                visit(Err(Rejection {
+                    id: None,
+                    reason: e.clone(),
+                }));
+            }
+            return;
         }
     };
     if text.is_none() && html.is_none() {
-        return all(format!("missing column {:?} (or {:?})", f.text, f.html));
+        let reason = format!("missing column {:?} (or {:?})", f.text, f.html);
+        for _ in 0..n {
+            visit(Err(Rejection {
+                id: None,
+                reason: reason.clone(),
+            }));
+        }
+        return;
     }
     let priority = f.priority.as_deref().and_then(|p| {
         batch
             .column_by_name(p)
             .and_then(|c| arrow::compute::cast(c, &DataType::Float64).ok())
     });
-    let value = |a: &Option<StringArray>, i: usize| -> Option<String> {
-        a.as_ref()
-            .filter(|a| a.is_valid(i))
-            .map(|a| a.value(i).to_string())
-    };
-    (0..n)
-        .map(|i| {
-            let at = first + i as u64;
-            let id = value(&ids, i).unwrap_or_else(|| at.to_string());
-            let body = match (value(&text, i), value(&html, i)) {
-                (Some(t), _) => Body::Text(t),
-                (None, Some(h)) => Body::Html(h),
-                (None, None) => {
-                    return reject(
-                        Some(id),
-                        format!("missing field {:?} (or {:?})", f.text, f.html),
-                    )
-                }
-            };
-            Ok(Document {
-                id,
-                url: value(&url, i),
-                body,
-                site: value(&site, i),
-                priority: priority
-                    .as_ref()
-                    .filter(|p| p.is_valid(i))
-                    .map(|p| p.as_primitive::<arrow::datatypes::Float64Type>().value(i)),
-            })
-        })
-        .collect()
+    fn value(a: &Option<StringArray>, i: usize) -> Option<&str> {
+        a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
+    }
+    let mut doc = Document::text(String::new(), String::new());
+    for i in 0..n {
+        let at = first + i as u64;
+        match value(&ids, i) {
+            Some(id) => set(&mut doc.id, id),
+            None => doc.id = at.to_string(),
+        }
+        let body = std::mem::replace(&mut doc.body, Body::Text(String::new()));
+        let mut buf = match body {
+            Body::Text(s) | Body::Html(s) => s,
+        };
+        doc.body = match (value(&text, i), value(&html, i)) {
+            (Some(t), _) => {
+                set(&mut buf, t);
+                Body::Text(buf)
+            }
+            (None, Some(h)) => {
+                set(&mut buf, h);
+                Body::Html(buf)
+            }
+            (None, None) => {
+                doc.body = Body::Text(buf);
+                visit(Err(Rejection {
+                    id: Some(doc.id.clone()),
+                    reason: format!("missing field {:?} (or {:?})", f.text, f.html),
+                }));
+                continue;
+            }
+        };
+        doc.url = value(&url, i).map(str::to_owned);
+        doc.site = value(&site, i).map(str::to_owned);
+        doc.priority = priority
+            .as_ref()
+            .filter(|p| p.is_valid(i))
+            .map(|p| p.as_primitive::<arrow::datatypes::Float64Type>().value(i));
+        visit(Ok(&doc));
+    }
 }
 
 /// Where records come from.
