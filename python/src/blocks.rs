@@ -18,7 +18,7 @@ use arrow::pyarrow::ToPyArrow;
 use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
 use neardup::sketch::broder::shared_supershingles;
 use neardup::sketch::charikar::agreement;
-use neardup::sketch::{Scratch, SketchRef};
+use neardup::sketch::Scratch;
 use neardup::verify::PairClass;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -119,15 +119,20 @@ impl SketchColumns {
             ("priority", Arc::new(self.priority.finish())),
             ("pugh", list(&mut self.pugh)),
         ];
-        let fields: Vec<Field> = cols
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect();
-        RecordBatch::try_new(
-            Arc::new(Schema::new(fields)),
-            cols.into_iter().map(|c| c.1).collect(),
-        )
+        named_batch(cols)
     }
+}
+
+/// A batch of nullable columns by name.
+fn named_batch(cols: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let fields: Vec<Field> = cols
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        cols.into_iter().map(|c| c.1).collect(),
+    )
 }
 
 /// The Supershingles generator of a pipeline, when stage one is Broder's.
@@ -232,12 +237,7 @@ pub fn bucket_pairs(
 
 /// A sketch read back from `sketch_batch`'s columns.
 struct Row {
-    supershingles: Vec<u64>,
-    charikar: Vec<u64>,
-    simhash: u64,
-    exact: u128,
-    terms: u32,
-    pugh: Vec<u64>,
+    sketch: neardup::Sketch,
     site: Option<String>,
 }
 
@@ -290,37 +290,26 @@ fn rows(b: &RecordBatch, side: &str) -> Result<Vec<Option<Row>>, String> {
         let mut e = [0u8; 16];
         e.copy_from_slice(ex.value(i));
         out.push(Some(Row {
-            supershingles: ints(ss.value(i)),
-            charikar: words
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect(),
-            simhash: sh.value(i) as u64,
-            exact: u128::from_be_bytes(e),
-            terms: te.value(i) as u32,
-            pugh: pugh
-                .filter(|p| p.is_valid(i))
-                .map(|p| ints(p.value(i)))
-                .unwrap_or_default(),
+            sketch: neardup::Sketch {
+                supershingles: ints(ss.value(i)),
+                charikar: words
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                    .collect(),
+                simhash: sh.value(i) as u64,
+                exact: u128::from_be_bytes(e),
+                terms: te.value(i) as u32,
+                pugh: pugh
+                    .filter(|p| p.is_valid(i))
+                    .map(|p| ints(p.value(i)))
+                    .unwrap_or_default(),
+            },
             site: site
                 .filter(|s| s.is_valid(i))
                 .map(|s| s.value(i).to_string()),
         }));
     }
     Ok(out)
-}
-
-impl Row {
-    fn as_ref(&self) -> SketchRef<'_> {
-        SketchRef {
-            supershingles: &self.supershingles,
-            charikar: &self.charikar,
-            simhash: self.simhash,
-            exact: self.exact,
-            terms: self.terms,
-            pugh: &self.pugh,
-        }
-    }
 }
 
 fn one_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
@@ -374,7 +363,7 @@ pub fn verify_pairs<'py>(
             match (x, y) {
                 (Some(x), Some(y)) => {
                     let c = PairClass::of(x.site.as_deref(), y.site.as_deref());
-                    let j = rule.judge(c, x.as_ref(), y.as_ref());
+                    let j = rule.judge(c, x.sketch.as_ref(), y.sketch.as_ref());
                     near.append_value(j.near_duplicate);
                     for (b, v) in
                         parts
@@ -384,10 +373,11 @@ pub fn verify_pairs<'py>(
                         b.append_value(v);
                     }
                     class.append_value(c.as_str());
-                    shared.append_value(
-                        shared_supershingles(&x.supershingles, &y.supershingles) as u32
-                    );
-                    agree.append_value(agreement(&x.charikar, &y.charikar));
+                    shared.append_value(shared_supershingles(
+                        &x.sketch.supershingles,
+                        &y.sketch.supershingles,
+                    ) as u32);
+                    agree.append_value(agreement(&x.sketch.charikar, &y.sketch.charikar));
                 }
                 _ => {
                     near.append_value(false);
@@ -411,15 +401,7 @@ pub fn verify_pairs<'py>(
             ("shared_supershingles", Arc::new(shared.finish())),
             ("charikar_agreement", Arc::new(agree.finish())),
         ];
-        let fields: Vec<Field> = cols
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect();
-        RecordBatch::try_new(
-            Arc::new(Schema::new(fields)),
-            cols.into_iter().map(|c| c.1).collect(),
-        )
-        .map_err(arrow_err)
+        named_batch(cols).map_err(arrow_err)
     })?;
     out.to_pyarrow(py)
 }
