@@ -1,0 +1,377 @@
+"""neardup on Apache Spark: the single-machine answer, computed on the engine.
+
+As a command::
+
+    python -m neardup.spark dedup INPUT... [--master URL] [--shuffle-partitions N]
+        [-o KEPT] [--clusters DIR] [--pairs DIR] [--rejects DIR] [--report FILE]
+        [--format jsonl|parquet] [--input-format json|parquet] [ALGORITHM FLAGS]
+
+The algorithm flags are ``neardup dedup``'s (``--preset recall``, ``--min-shared 2``,
+``--strategy henzinger``, …). Outputs are Spark output directories (one part file,
+in input order) with the CLI's fields; the report holds the accounting.
+
+or as a function on your own session: ``dedup(df, **params)`` returns a
+:class:`SparkDedup` of DataFrames (``fates``, ``kept``, ``clusters``, ``pairs``) and the
+accounting counts.
+
+Every stage runs on the executors; only counts (and, to number the records, one count
+per partition) reach the driver:
+
+1. a global ordinal per record in input order (files sorted by path, rows in file
+   order; a DataFrame's own order otherwise);
+2. sketching in ``mapInArrow`` with :func:`neardup.sketch_batch` (the text is dropped
+   after);
+3. repeated ids rejected (the first record keeps its id), then the exact pre-pass:
+   group by exact fingerprint, the first record of each group stays;
+4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, each bucket's pairs by
+   :func:`neardup.bucket_pairs` (the big-bucket rule), each pair once;
+5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
+6. clusters: connected components by minimum-label propagation over the verified
+   pairs (a DataFrame per round, checkpointed every few rounds); the representative is
+   the component's first record (``keep="first"``);
+7. fates joined back to the records: read = kept + exact + near + rejected.
+
+Settings the distributed job does not support yet are refused: boilerplate removal,
+the high-recall union, verified clusters, ``keep`` other than ``first``, and stage-one
+generators other than Broder's supershingles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+import neardup
+
+FIELD_KEYS = ("id_field", "text_field", "html_field", "url_field")
+ORD = "_nd_ord"
+SKETCH_SCHEMA = (
+    f"{ORD} long, id string, rejected string, exact binary, supershingles array<bigint>, "
+    "keys array<bigint>, charikar binary, simhash bigint, terms bigint, length bigint, "
+    "site string, priority double, pugh array<bigint>"
+)
+SKETCH_COLUMNS = ["exact", "supershingles", "charikar", "simhash", "terms", "site", "pugh"]
+
+
+def _check(params: Dict[str, Any]) -> None:
+    """Refuses settings the distributed job cannot honour (and validates the rest)."""
+    neardup.Pipeline(**params)
+    unsupported = {
+        "boilerplate": lambda v: bool(v),
+        "high_recall": lambda v: v is not None,
+        "cluster_mode": lambda v: v not in (None, "transitive"),
+        "keep": lambda v: v not in (None, "first"),
+        "candidates": lambda v: v not in (None, "broder"),
+    }
+    for k, bad in unsupported.items():
+        if k in params and bad(params[k]):
+            raise ValueError(f"neardup.spark: {k}={params[k]!r} is not supported by the Spark job yet")
+
+
+@dataclass
+class SparkDedup:
+    """The result of :func:`dedup`: DataFrames on the engine and the accounting."""
+
+    fates: Any
+    """Per record: ordinal, id, fate (kept / exact / near / rejected), of, reason."""
+    kept: Any
+    """The kept records, every input column unchanged, in input order."""
+    clusters: Any
+    """representative, members (ids in input order), size; by first member."""
+    pairs: Any
+    """a, b, kind, site, shared_supershingles, charikar_agreement; by (a, b)."""
+    counts: Dict[str, int]
+    """read, kept, exact_duplicates, near_duplicates, rejected."""
+
+
+def with_ordinal(df):
+    """``df`` with a dense ordinal column in its own order (partition by partition)."""
+    from pyspark.sql import functions as F
+
+    mid = df.withColumn("_nd_mid", F.monotonically_increasing_id())
+    part = F.shiftright(F.col("_nd_mid"), 33)
+    sizes = {r["p"]: r["n"] for r in mid.groupBy(part.alias("p")).count().withColumnRenamed("count", "n").collect()}
+    offsets, total = {}, 0
+    for p in sorted(sizes):
+        offsets[p] = total
+        total += sizes[p]
+    spark = df.sparkSession
+    offs = spark.createDataFrame([(int(p), int(o)) for p, o in offsets.items()] or [(0, 0)], "_nd_p long, _nd_off long")
+    return (
+        mid.withColumn("_nd_p", part)
+        .join(F.broadcast(offs), "_nd_p")
+        .withColumn(ORD, F.col("_nd_off") + F.col("_nd_mid").bitwiseAND((1 << 33) - 1))
+        .drop("_nd_p", "_nd_off", "_nd_mid")
+    )
+
+
+def _sketcher(params: Dict[str, Any], fields: Dict[str, str]):
+    names = [fields.get(k, k.split("_")[0]) for k in FIELD_KEYS]
+
+    def sketch(batches):
+        for b in batches:
+            t = pa.Table.from_batches([b])
+            sk = neardup.sketch_batch(t.select(names), **params, **fields)
+            cols = [t.column(ORD).combine_chunks(), t.column(names[0]).combine_chunks().cast(pa.string())]
+            yield pa.RecordBatch.from_arrays(cols + list(sk.columns), names=[ORD, "id"] + sk.schema.names)
+
+    return sketch
+
+
+def _verifier(params: Dict[str, Any]):
+    def verify(batches):
+        for b in batches:
+            t = pa.Table.from_batches([b])
+            sa = t.select([f"a_{c}" for c in SKETCH_COLUMNS]).rename_columns(SKETCH_COLUMNS)
+            sb = t.select([f"b_{c}" for c in SKETCH_COLUMNS]).rename_columns(SKETCH_COLUMNS)
+            v = neardup.verify_pairs(sa, sb, **params)
+            yield pa.RecordBatch.from_arrays(
+                [t.column("a").combine_chunks(), t.column("b").combine_chunks(), t.column("kind").combine_chunks(),
+                 v.column("near_duplicate"), v.column("class"),
+                 v.column("shared_supershingles").cast(pa.int64()), v.column("charikar_agreement").cast(pa.int64())],
+                names=["a", "b", "kind", "near_duplicate", "site", "shared_supershingles", "charikar_agreement"])
+
+    return verify
+
+
+def components(edges, checkpoint_every: int = 4):
+    """Connected components of ``edges`` (columns a, b): node, label = the smallest node
+    of its component, by minimum-label propagation (one shuffle round per step of the
+    longest shortest path; checkpointed every ``checkpoint_every`` rounds)."""
+    from pyspark.sql import functions as F
+
+    both = edges.select("a", "b").union(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).cache()
+    labels = both.groupBy("a").agg(F.least(F.min("b"), F.first("a")).alias("label")).withColumnRenamed("a", "node")
+    rounds = 0
+    while True:
+        rounds += 1
+        proposed = (
+            both.join(labels.withColumnRenamed("node", "a"), "a")
+            .groupBy(F.col("b").alias("node"))
+            .agg(F.min("label").alias("proposed"))
+        )
+        new = labels.join(proposed, "node").select("node", F.least("label", "proposed").alias("label"))
+        if rounds % checkpoint_every == 0:
+            new = new.localCheckpoint()
+        else:
+            new = new.cache()
+        changed = new.join(labels.withColumnRenamed("label", "old"), "node").where(F.col("label") < F.col("old")).count()
+        labels = new
+        if changed == 0:
+            return labels, rounds
+
+
+def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
+    """Deduplicates a DataFrame of records (``id``, ``text`` or ``html``, ``url``; the
+    field names as the keywords ``id_field``, … say) with ``neardup dedup``'s settings
+    (keywords as for :class:`neardup.Pipeline`). ``ordinal``: a column giving the input
+    order (default: the DataFrame's own order)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    fields = {k: params.pop(k) for k in FIELD_KEYS if k in params}
+    _check(dict(params, **fields))
+    names = {k: fields.get(k, k.split("_")[0]) for k in FIELD_KEYS}
+    records = df.withColumnRenamed(ordinal, ORD) if ordinal else with_ordinal(df)
+    base = records
+    for k in ("text_field", "html_field", "url_field"):
+        if names[k] not in base.columns:
+            base = base.withColumn(names[k], F.lit(None).cast("string"))
+    base = base.select(ORD, *[F.col(names[k]).cast("string").alias(names[k]) for k in FIELD_KEYS])
+    base = base.withColumn(names["id_field"], F.coalesce(F.col(names["id_field"]), F.col(ORD).cast("string")))
+    sk = base.mapInArrow(_sketcher(params, fields), SKETCH_SCHEMA)
+    # Repeated ids: the first record (in input order) keeps its id.
+    first_id = F.min(F.when(F.col("rejected").isNull(), F.col(ORD))).over(Window.partitionBy("id"))
+    sk = sk.withColumn(
+        "rejected",
+        F.when(F.col("rejected").isNull() & (F.col("id") != "") & (F.col(ORD) != first_id),
+               F.format_string("duplicate id (first used by record %d)", first_id)).otherwise(F.col("rejected")),
+    )
+    # Exact pre-pass: the first record of each exact group stays.
+    rep = F.min(ORD).over(Window.partitionBy("exact"))
+    sk = sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)).cache()
+    active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
+    # Stage one.
+    buckets = (
+        active.select(ORD, F.posexplode("keys").alias("pass", "key"))
+        .groupBy("pass", "key").agg(F.collect_list(ORD).alias("members"))
+        .where(F.size("members") > 1)
+    )
+    spark = df.sparkSession
+    cand = spark.createDataFrame(
+        buckets.select("members").rdd.flatMap(lambda r: neardup.bucket_pairs(r[0])), "a long, b long"
+    ).distinct().withColumn("kind", F.lit("near"))
+    exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
+        F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
+    # Stage two: the verdict on the two sketches.
+    side = lambda s: sk.select(F.col(ORD).alias(s), *[F.col(c).alias(f"{s}_{c}") for c in SKETCH_COLUMNS])
+    joined = cand.union(exact_pairs).join(side("a"), "a").join(side("b"), "b")
+    verdict_schema = ("a long, b long, kind string, near_duplicate boolean, site string, "
+                      "shared_supershingles long, charikar_agreement long")
+    judged = joined.mapInArrow(_verifier(params), verdict_schema)
+    pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate").cache()
+    near = pairs_ord.where(F.col("kind") == "near")
+    labels, _ = components(near)
+    # Fates.
+    fates = (
+        sk.select(ORD, "id", "rejected", "exact_of")
+        .join(labels.withColumnRenamed("node", ORD), ORD, "left")
+        .select(
+            ORD, "id",
+            F.when(F.col("rejected").isNotNull(), "rejected")
+            .when(F.col("exact_of").isNotNull(), "exact")
+            .when(F.col("label").isNotNull() & (F.col("label") != F.col(ORD)), "near")
+            .otherwise("kept").alias("fate"),
+            F.coalesce("exact_of", F.when(F.col("label") != F.col(ORD), F.col("label"))).alias("of_ordinal"),
+            F.col("rejected").alias("reason"),
+            # The cluster (by its representative's ordinal) of every member.
+            F.coalesce(F.col("label"), F.col("exact_of")).alias("_cluster"),
+        )
+    )
+    # An exact duplicate belongs to its first copy's near cluster, if any.
+    fates = (
+        fates.alias("f")
+        .join(labels.select(F.col("node").alias("_rep"), F.col("label").alias("_rep_label")),
+              F.col("f._cluster") == F.col("_rep"), "left")
+        .withColumn("_cluster", F.coalesce("_rep_label", "_cluster"))
+        .drop("_rep", "_rep_label")
+    )
+    ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
+    fates = (fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
+             .withColumnRenamed("_oid", "of").drop("_o").cache())
+    in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
+    members = (
+        in_clusters.select(F.col("_cluster").alias("c"), ORD)
+        .union(in_clusters.select(F.col("_cluster").alias("c"), F.col("_cluster").alias(ORD)))
+        .distinct()
+        .join(ids.withColumnRenamed("_o", ORD).withColumnRenamed("_oid", "id"), ORD)
+    )
+    clusters = (
+        members.groupBy("c")
+        .agg(F.sort_array(F.collect_list(F.struct(ORD, "id"))).alias("m"))
+        .join(ids, F.col("c") == F.col("_o"))
+        .select(F.col("c").alias("_first"), F.col("_oid").alias("representative"),
+                F.col("m.id").alias("members"), F.size("m").cast("long").alias("size"))
+        .orderBy("_first").drop("_first")
+    )
+    pairs = (
+        pairs_ord.join(ids.withColumnRenamed("_o", "a").withColumnRenamed("_oid", "a_id"), "a")
+        .join(ids.withColumnRenamed("_o", "b").withColumnRenamed("_oid", "b_id"), "b")
+        .orderBy("a", "b")
+        .select(F.col("a_id").alias("a"), F.col("b_id").alias("b"), "kind", "site",
+                "shared_supershingles", "charikar_agreement")
+    )
+    kept = (records.join(fates.where(F.col("fate") == "kept").select(ORD), ORD)
+            .orderBy(ORD).drop(ORD))
+    counts = {r["fate"]: r["count"] for r in fates.groupBy("fate").count().collect()}
+    c = {
+        "read": sum(counts.values()),
+        "kept": counts.get("kept", 0),
+        "exact_duplicates": counts.get("exact", 0),
+        "near_duplicates": counts.get("near", 0),
+        "rejected": counts.get("rejected", 0),
+    }
+    out_fates = fates.select(F.col(ORD).alias("ordinal"), "id", "fate", "of", "reason").orderBy("ordinal")
+    return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c)
+
+
+def read_inputs(spark, inputs: List[str], fmt: Optional[str]):
+    """The records of ``inputs`` in input order: files sorted by path (directories
+    searched), each file's rows in file order."""
+    from functools import reduce
+
+    def reader(path):
+        f = fmt or ("parquet" if path.endswith(".parquet") else "json")
+        return spark.read.format(f).load(path)
+
+    paths = sorted(inputs)
+    frames = [with_ordinal(reader(p)) for p in paths]
+    from pyspark.sql import functions as F
+
+    offset, out = 0, []
+    for fr in frames:
+        n = fr.count()
+        out.append(fr.withColumn(ORD, F.col(ORD) + F.lit(offset)))
+        offset += n
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), out)
+
+
+def _write(df, path: str, fmt: str) -> None:
+    (df.coalesce(1).write.mode("overwrite").format("parquet" if fmt == "parquet" else "json").save(path))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m neardup.spark")
+    sub = ap.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dedup", help="deduplicate a corpus on Spark")
+    d.add_argument("inputs", nargs="+")
+    d.add_argument("--master", default=None)
+    d.add_argument("--shuffle-partitions", type=int, default=None,
+                   help="spark.sql.shuffle.partitions (default: the session's)")
+    d.add_argument("--input-format", choices=["json", "parquet"], default=None)
+    d.add_argument("-o", "--output")
+    d.add_argument("--clusters")
+    d.add_argument("--pairs")
+    d.add_argument("--rejects")
+    d.add_argument("--report")
+    d.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
+                   help="format of the output directories")
+    args, rest = ap.parse_known_args(argv if argv is not None else sys.argv[1:])
+    params: Dict[str, Any] = {}
+    i = 0
+    while i < len(rest):
+        flag = rest[i]
+        if not flag.startswith("--") or i + 1 >= len(rest):
+            ap.error(f"unexpected argument {flag!r}")
+        value: Any = rest[i + 1]
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+        params[flag[2:].replace("-", "_")] = value
+        i += 2
+    import os
+
+    from pyspark.sql import SparkSession
+
+    # The executors' Python workers run this interpreter (the one with neardup).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    b = SparkSession.builder.appName("neardup")
+    if args.master:
+        b = b.master(args.master)
+    if args.shuffle_partitions:
+        b = b.config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+    b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
+    spark = b.getOrCreate()
+    records = read_inputs(spark, args.inputs, args.input_format)
+    r = dedup(records, ordinal=ORD, **params)
+    if args.output:
+        _write(r.kept, args.output, args.format)
+    if args.clusters:
+        _write(r.clusters, args.clusters, args.format)
+    if args.pairs:
+        _write(r.pairs, args.pairs, args.format)
+    if args.rejects:
+        from pyspark.sql import functions as F
+
+        _write(r.fates.where(F.col("fate") == "rejected").select(
+            F.col("ordinal").alias("record"), "id", "reason"), args.rejects, args.format)
+    report = {"format_version": 1, "inputs": sorted(args.inputs), "parameters": params,
+              "accounting": dict(r.counts, holds=r.counts["read"] == sum(
+                  r.counts[k] for k in ("kept", "exact_duplicates", "near_duplicates", "rejected")))}
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+    print(json.dumps(report["accounting"]), file=sys.stderr)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
