@@ -89,17 +89,20 @@ class SparkDedup:
     """read, kept, exact_duplicates, near_duplicates, rejected."""
 
 
-def with_ordinal(df):
-    """``df`` with a dense ordinal column in its own order (partition by partition)."""
+def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):
+    """``df`` with a dense ordinal column in its own order (partition by partition),
+    starting at ``first``; the number of rows is appended to ``sizes_out``."""
     from pyspark.sql import functions as F
 
     mid = df.withColumn("_nd_mid", F.monotonically_increasing_id())
     part = F.shiftright(F.col("_nd_mid"), 33)
     sizes = {r["p"]: r["n"] for r in mid.groupBy(part.alias("p")).count().withColumnRenamed("count", "n").collect()}
-    offsets, total = {}, 0
+    offsets, total = {}, first
     for p in sorted(sizes):
         offsets[p] = total
         total += sizes[p]
+    if sizes_out is not None:
+        sizes_out.append(total - first)
     spark = df.sparkSession
     offs = spark.createDataFrame([(int(p), int(o)) for p, o in offsets.items()] or [(0, 0)], "_nd_p long, _nd_off long")
     return (
@@ -290,14 +293,10 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str]):
         return spark.read.format(f).load(path)
 
     paths = sorted(inputs)
-    frames = [with_ordinal(reader(p)) for p in paths]
-    from pyspark.sql import functions as F
-
-    offset, out = 0, []
-    for fr in frames:
-        n = fr.count()
-        out.append(fr.withColumn(ORD, F.col(ORD) + F.lit(offset)))
-        offset += n
+    out, sizes = [], []
+    for p in paths:
+        # One counting pass per file, shared by the ordinal and the next file's offset.
+        out.append(with_ordinal(reader(p), first=sum(sizes), sizes_out=sizes))
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), out)
 
 

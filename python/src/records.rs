@@ -310,6 +310,7 @@ pub struct Records {
     buffer: VecDeque<Record>,
     next_ordinal: u64,
     failure: Failure,
+    handed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Whether `obj` is Arrow data rather than an iterable of records.
@@ -353,6 +354,7 @@ impl Records {
             buffer: VecDeque::new(),
             next_ordinal: 0,
             failure,
+            handed: Arc::default(),
         })
     }
 
@@ -425,6 +427,14 @@ impl Records {
     }
 }
 
+impl Records {
+    /// A counter of the records this stream has handed out, counted here (not by the
+    /// pipeline): the reference its accounting is checked against.
+    pub fn counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.handed.clone()
+    }
+}
+
 impl Iterator for Records {
     type Item = Record;
 
@@ -435,6 +445,11 @@ impl Iterator for Records {
             }
             self.fill();
         }
-        self.buffer.pop_front()
+        let r = self.buffer.pop_front();
+        if r.is_some() {
+            self.handed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
     }
 }

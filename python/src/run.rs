@@ -172,6 +172,7 @@ impl Pipeline {
             self.extras.strict,
             failure.clone(),
         )?;
+        let handed = records.counter();
         let bp = self.boilerplate()?;
         let result = without_gil(py, move || {
             let run = match bp {
@@ -195,7 +196,9 @@ impl Pipeline {
             return Err(e);
         }
         let d = result?;
-        d.reconcile(d.stats.read).map_err(crate::to_py_err)?;
+        // Checked against the records the input stream itself counted.
+        d.reconcile(handed.load(std::sync::atomic::Ordering::Relaxed))
+            .map_err(crate::to_py_err)?;
         Ok(Dedup { inner: d })
     }
 

@@ -316,10 +316,8 @@ impl CandidateGenerator for Supershingles {
         let enough = |a: u32, b: u32| r == 1 || shared_supershingles(ss(a), ss(b)) >= r;
         let mut p = Passes::new(self.limits, stats);
         for pass in 0..self.passes(slots) {
-            p.pass(
-                active.par_iter().map(|&d| (self.key(pass, ss(d)), d)),
-                enough,
-            );
+            let key = self.pass_key(pass, slots);
+            p.pass(active.par_iter().map(|&d| (key.of(ss(d)), d)), enough);
         }
         Ok(p.finish())
     }
@@ -346,16 +344,24 @@ impl Supershingles {
     /// [`CandidateGenerator::is_candidate`] holds (big buckets aside); a distributed job
     /// buckets by `(pass, key)` and gets this generator's pairs.
     pub fn key(&self, pass: usize, ss: &[u64]) -> u64 {
-        let slots = ss.len();
+        self.pass_key(pass, ss.len()).of(ss)
+    }
+
+    /// What pass `pass` over sketches of `slots` supershingles buckets by, worked out
+    /// once per pass (not once per document).
+    fn pass_key(&self, pass: usize, slots: usize) -> PassKey {
         let r = self.min_shared.clamp(1, slots.max(1));
         if r == 1 || slots < 2 {
-            ss[pass]
+            PassKey::Slot(pass)
         } else if slots * (slots - 1) / 2 > MAX_MEGASHINGLE_PASSES {
             // Many slots: pigeonhole. At most m' − r slots disagree, so with the slots cut
             // into m' − r + 1 contiguous groups, some group agrees entirely.
             let groups = slots - r + 1;
-            let (s0, s1) = (pass * slots / groups, (pass + 1) * slots / groups);
-            combine(&ss[s0..s1], GROUP_SEED.wrapping_add(pass as u64))
+            PassKey::Group(
+                pass * slots / groups,
+                (pass + 1) * slots / groups,
+                GROUP_SEED.wrapping_add(pass as u64),
+            )
         } else {
             // Pass number → pair of slots (i, j), i < j, in lexicographic order.
             let (mut i, mut rest) = (0, pass);
@@ -363,7 +369,27 @@ impl Supershingles {
                 rest -= slots - 1 - i;
                 i += 1;
             }
-            megashingle(ss[i], ss[i + 1 + rest])
+            PassKey::Mega(i, i + 1 + rest)
+        }
+    }
+}
+
+/// The key of one bucketing pass of [`Supershingles`].
+enum PassKey {
+    /// One supershingle.
+    Slot(usize),
+    /// The megashingle of two slots.
+    Mega(usize, usize),
+    /// The slots `start..end` combined under a seed.
+    Group(usize, usize, u64),
+}
+
+impl PassKey {
+    fn of(&self, ss: &[u64]) -> u64 {
+        match *self {
+            PassKey::Slot(s) => ss[s],
+            PassKey::Mega(i, j) => megashingle(ss[i], ss[j]),
+            PassKey::Group(s0, s1, seed) => combine(&ss[s0..s1], seed),
         }
     }
 }
