@@ -6,6 +6,7 @@
 
 pub mod cmd;
 pub mod config;
+pub mod report;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};

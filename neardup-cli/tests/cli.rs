@@ -305,27 +305,29 @@ fn bad_records_are_rejected_with_reasons_or_stop_strict_runs() {
     );
     check_accounting(&r, 8);
     let rejects = read_jsonl(&r.path("rejects.jsonl"));
-    let reasons: Vec<(u64, String)> = rejects
+    let reasons: Vec<(u64, String, String)> = rejects
         .iter()
         .map(|v| {
             (
                 v["position"].as_u64().unwrap(),
                 v["reason"].as_str().unwrap().to_string(),
+                v["code"].as_str().unwrap().to_string(),
             )
         })
         .collect();
     let expect = [
-        (2, "malformed JSON"),
-        (3, "missing field"),
-        (4, "invalid UTF-8"),
-        (6, "empty document"),
-        (7, "duplicate id"),
-        (8, "not a JSON object"),
+        (2, "malformed JSON", "malformed_json"),
+        (3, "missing field", "missing_body"),
+        (4, "invalid UTF-8", "invalid_utf8"),
+        (6, "empty document", "empty"),
+        (7, "duplicate id", "duplicate_id"),
+        (8, "not a JSON object", "not_an_object"),
     ];
     assert_eq!(reasons.len(), expect.len(), "{reasons:?}");
-    for ((pos, reason), (want_pos, want)) in reasons.iter().zip(expect) {
+    for ((pos, reason, code), (want_pos, want, want_code)) in reasons.iter().zip(expect) {
         assert_eq!(*pos, want_pos);
         assert!(reason.contains(want), "{reason} should say {want}");
+        assert_eq!(code, want_code, "{reason}");
     }
     assert_eq!(r.kept_ids(), ["ok1", "ok2"]);
     // Strict: the first bad record stops the run with an error naming file and line.

@@ -119,5 +119,254 @@ pub struct Rejection {
     /// The record's id, when it could be read.
     pub id: Option<String>,
     /// Why it was rejected.
-    pub reason: String,
+    pub reason: RejectReason,
+}
+
+/// Why a record was rejected. `Display` gives the words the CLI prints (in the rejects
+/// output and the report), [`RejectReason::code`] a stable machine-readable name.
+///
+/// Serialized as an object tagged by its code: `{"code": "too_large", "bytes": 9, "max": 8}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// A deferred record that carried neither its raw bytes nor a parsed document.
+    NoContent,
+    /// A JSONL line longer than the reader's maximum record size.
+    RecordTooLarge {
+        /// The line's length so far, in bytes.
+        bytes: u64,
+        /// The maximum record size.
+        max: u64,
+    },
+    /// The input could not be read from this line on (an I/O or decompression error);
+    /// the rest of the input is lost and counted as this one record.
+    Unreadable {
+        /// The first line that could not be read.
+        line: u64,
+        /// The error.
+        error: String,
+    },
+    /// An input could not be opened (counted as one record).
+    CannotReadInput {
+        /// The error.
+        error: String,
+    },
+    /// A file of a directory input could not be read.
+    CannotReadFile {
+        /// The error.
+        error: String,
+    },
+    /// The record's bytes are not UTF-8.
+    InvalidUtf8 {
+        /// The length of the valid prefix, when known.
+        at_byte: Option<u64>,
+    },
+    /// A JSONL line that is not valid JSON.
+    MalformedJson {
+        /// The parser's message.
+        error: String,
+    },
+    /// A JSONL line whose value is not an object.
+    NotAnObject,
+    /// The id field holds something other than a string or a number.
+    BadId {
+        /// The id field's name.
+        field: String,
+    },
+    /// The text or HTML field holds something other than a string.
+    BadBody {
+        /// The text field's name.
+        text: String,
+        /// The HTML field's name.
+        html: String,
+    },
+    /// The record has neither a text nor an HTML field.
+    MissingBody {
+        /// The text field's name.
+        text: String,
+        /// The HTML field's name.
+        html: String,
+    },
+    /// A batch (Arrow, Parquet) has neither a text nor an HTML column.
+    MissingColumn {
+        /// The text column's name.
+        text: String,
+        /// The HTML column's name.
+        html: String,
+    },
+    /// A column of a batch cannot be read as the type the record needs.
+    BadColumn {
+        /// The column's name.
+        column: String,
+        /// What is wrong with it.
+        error: String,
+    },
+    /// A record of a shape the front end cannot read (in Python: not a dict, a tuple
+    /// of 2 or 3 items, or a string).
+    BadShape {
+        /// What is wrong.
+        error: String,
+    },
+    /// A WARC record that cannot be parsed (the message says where).
+    MalformedWarc {
+        /// What is wrong.
+        error: String,
+    },
+    /// The document has no terms (empty after tokenizing and boilerplate removal).
+    Empty,
+    /// The document's body is longer than the pipeline's maximum document size.
+    TooLarge {
+        /// The body's length in bytes.
+        bytes: u64,
+        /// The maximum document size.
+        max: u64,
+    },
+    /// The record's id was already used by an earlier record.
+    DuplicateId {
+        /// The ordinal of the record that used it first.
+        first: u32,
+    },
+}
+
+impl RejectReason {
+    /// A stable snake-case name for the kind of reason (`"too_large"`, `"empty"`, …), the
+    /// `code` field of the serialized form.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RejectReason::NoContent => "no_content",
+            RejectReason::RecordTooLarge { .. } => "record_too_large",
+            RejectReason::Unreadable { .. } => "unreadable",
+            RejectReason::CannotReadInput { .. } => "cannot_read_input",
+            RejectReason::CannotReadFile { .. } => "cannot_read_file",
+            RejectReason::InvalidUtf8 { .. } => "invalid_utf8",
+            RejectReason::MalformedJson { .. } => "malformed_json",
+            RejectReason::NotAnObject => "not_an_object",
+            RejectReason::BadId { .. } => "bad_id",
+            RejectReason::BadBody { .. } => "bad_body",
+            RejectReason::MissingBody { .. } => "missing_body",
+            RejectReason::MissingColumn { .. } => "missing_column",
+            RejectReason::BadColumn { .. } => "bad_column",
+            RejectReason::BadShape { .. } => "bad_shape",
+            RejectReason::MalformedWarc { .. } => "malformed_warc",
+            RejectReason::Empty => "empty",
+            RejectReason::TooLarge { .. } => "too_large",
+            RejectReason::DuplicateId { .. } => "duplicate_id",
+        }
+    }
+}
+
+impl std::fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RejectReason::NoContent => write!(f, "record without content"),
+            RejectReason::RecordTooLarge { bytes, max } => {
+                write!(
+                    f,
+                    "record too large: {bytes} bytes > {max} (max record size)"
+                )
+            }
+            RejectReason::Unreadable { line, error } => {
+                write!(f, "input unreadable from line {line} on: {error}")
+            }
+            RejectReason::CannotReadInput { error } => write!(f, "cannot read input: {error}"),
+            RejectReason::CannotReadFile { error } => write!(f, "cannot read file: {error}"),
+            RejectReason::InvalidUtf8 { at_byte: None } => write!(f, "invalid UTF-8"),
+            RejectReason::InvalidUtf8 { at_byte: Some(at) } => {
+                write!(f, "invalid UTF-8 at byte {at}")
+            }
+            RejectReason::MalformedJson { error } => write!(f, "malformed JSON: {error}"),
+            RejectReason::NotAnObject => write!(f, "not a JSON object"),
+            RejectReason::BadId { field } => {
+                write!(f, "field {field:?} is not a string or number")
+            }
+            RejectReason::BadBody { text, html } => {
+                write!(f, "field {text:?}/{html:?} is not a string")
+            }
+            RejectReason::MissingBody { text, html } => {
+                write!(f, "missing field {text:?} (or {html:?})")
+            }
+            RejectReason::MissingColumn { text, html } => {
+                write!(f, "missing column {text:?} (or {html:?})")
+            }
+            RejectReason::BadColumn { column, error } => {
+                write!(f, "column {column:?}: {error}")
+            }
+            RejectReason::BadShape { error } | RejectReason::MalformedWarc { error } => {
+                f.write_str(error)
+            }
+            RejectReason::Empty => write!(f, "empty document: no terms"),
+            RejectReason::TooLarge { bytes, max } => {
+                write!(f, "document too large: {bytes} bytes > {max}")
+            }
+            RejectReason::DuplicateId { first } => {
+                write!(f, "duplicate id (first used by record {first})")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RejectReason;
+
+    #[test]
+    fn reject_reasons_serialize_tagged_by_their_code_and_read_back() {
+        let all = [
+            RejectReason::NoContent,
+            RejectReason::RecordTooLarge { bytes: 9, max: 8 },
+            RejectReason::Unreadable {
+                line: 3,
+                error: "gzip".into(),
+            },
+            RejectReason::CannotReadInput { error: "x".into() },
+            RejectReason::CannotReadFile { error: "x".into() },
+            RejectReason::InvalidUtf8 { at_byte: Some(4) },
+            RejectReason::MalformedJson { error: "x".into() },
+            RejectReason::NotAnObject,
+            RejectReason::BadId { field: "id".into() },
+            RejectReason::BadBody {
+                text: "t".into(),
+                html: "h".into(),
+            },
+            RejectReason::MissingBody {
+                text: "t".into(),
+                html: "h".into(),
+            },
+            RejectReason::MissingColumn {
+                text: "t".into(),
+                html: "h".into(),
+            },
+            RejectReason::BadColumn {
+                column: "c".into(),
+                error: "x".into(),
+            },
+            RejectReason::BadShape { error: "x".into() },
+            RejectReason::MalformedWarc { error: "x".into() },
+            RejectReason::Empty,
+            RejectReason::TooLarge { bytes: 9, max: 8 },
+            RejectReason::DuplicateId { first: 2 },
+        ];
+        let mut codes = std::collections::BTreeSet::new();
+        for r in &all {
+            let v = serde_json::to_value(r).unwrap();
+            assert_eq!(v["code"], r.code(), "{r:?}");
+            let back: RejectReason = serde_json::from_value(v).unwrap();
+            assert_eq!(&back, r);
+            assert!(codes.insert(r.code()), "code {} used twice", r.code());
+            assert!(!r.to_string().is_empty());
+        }
+        assert_eq!(
+            RejectReason::TooLarge { bytes: 9, max: 8 }.to_string(),
+            "document too large: 9 bytes > 8"
+        );
+        assert_eq!(
+            RejectReason::MissingBody {
+                text: "text".into(),
+                html: "html".into()
+            }
+            .to_string(),
+            r#"missing field "text" (or "html")"#
+        );
+    }
 }

@@ -87,7 +87,7 @@ pub mod sketch;
 pub mod synth;
 pub mod verify;
 
-pub use document::{Body, Document};
+pub use document::{Body, Document, RejectReason, Rejection};
 pub use error::{Error, Result};
 pub use pipeline::{Dedup, Fate, Pair, PairKind, Pipeline, PipelineBuilder, Preset};
 pub use sketch::{Features, Sketch, SketchConfig, SketchRef, Sketcher, Sketches};

@@ -10,7 +10,7 @@ use neardup::sketch::charikar::agreement;
 use neardup::sketch::{Sketch, SketchRef, Sketches};
 use neardup::synth::{generate, SynthConfig};
 use neardup::verify::filter::PairFilter;
-use neardup::{Dedup, Document, Pipeline, SketchConfig};
+use neardup::{Dedup, Document, Pipeline, RejectReason, SketchConfig};
 use std::collections::{BTreeSet, HashMap};
 
 mod common;
@@ -302,10 +302,15 @@ fn empty_and_oversized_documents_are_rejected_and_accounted() {
     assert_eq!(
         d.fates[1],
         Fate::Rejected {
-            reason: "empty document: no terms".into()
+            reason: RejectReason::Empty
         }
     );
-    assert!(matches!(&d.fates[2], Fate::Rejected { reason } if reason.contains("too large")));
+    let Fate::Rejected { reason } = &d.fates[2] else {
+        panic!("record 2 is too large: {:?}", d.fates[2])
+    };
+    assert!(matches!(reason, RejectReason::TooLarge { max: 100, .. }));
+    assert_eq!(reason.code(), "too_large");
+    assert!(reason.to_string().starts_with("document too large: "));
     assert_eq!(d.fates[3], Fate::ExactDuplicate { of: 0 });
     assert_eq!(
         (

@@ -194,10 +194,10 @@ pub fn sketch_batch<'py>(
             visit_batch(&b, &fields, ordinal, |r| {
                 let doc = match r {
                     Ok(d) => d,
-                    Err(rej) => return cols.null_row(&rej.reason),
+                    Err(rej) => return cols.null_row(&rej.reason.to_string()),
                 };
                 match pipeline.sketch_record(doc, &mut scratch) {
-                    Err(reason) => cols.null_row(&reason),
+                    Err(reason) => cols.null_row(&reason.to_string()),
                     Ok((s, site)) => cols.push(&s, site, doc, generator.as_ref()),
                 }
             });

@@ -12,9 +12,9 @@ use arrow::array::{Array, AsArray, RecordBatch, StringArray};
 use arrow::datatypes::DataType;
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::FromPyArrow;
-use neardup::document::Rejection;
 use neardup::io::Fields;
 use neardup::{Body, Document};
+use neardup::{RejectReason, Rejection};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyIterator, PyList, PyString, PyTuple};
@@ -55,21 +55,26 @@ impl Failure {
     }
 }
 
-fn reject(id: Option<String>, reason: String) -> Record {
+fn reject(id: Option<String>, reason: RejectReason) -> Record {
     Err(Rejection { id, reason })
 }
 
-fn id_of(v: Option<Bound<'_, PyAny>>, f: &Fields, at: u64) -> std::result::Result<String, String> {
+fn id_of(
+    v: Option<Bound<'_, PyAny>>,
+    f: &Fields,
+    at: u64,
+) -> std::result::Result<String, RejectReason> {
+    let bad = |_| RejectReason::InvalidUtf8 { at_byte: None };
     match v {
         None => Ok(at.to_string()),
         Some(v) if v.is_none() => Ok(at.to_string()),
-        Some(v) if v.is_instance_of::<PyString>() => {
-            v.extract::<String>().map_err(|e| e.to_string())
-        }
+        Some(v) if v.is_instance_of::<PyString>() => v.extract::<String>().map_err(bad),
         Some(v) if v.is_instance_of::<PyInt>() && !v.is_instance_of::<pyo3::types::PyBool>() => {
-            Ok(v.str().map_err(|e| e.to_string())?.to_string())
+            Ok(v.str().map_err(bad)?.to_string())
         }
-        Some(_) => Err(format!("field {:?} is not a string or number", f.id)),
+        Some(_) => Err(RejectReason::BadId {
+            field: f.id.clone(),
+        }),
     }
 }
 
@@ -98,13 +103,19 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
             (Some(_), _) | (_, Some(_)) => {
                 return reject(
                     Some(id),
-                    format!("field {:?}/{:?} is not a string", f.text, f.html),
+                    RejectReason::BadBody {
+                        text: f.text.clone(),
+                        html: f.html.clone(),
+                    },
                 )
             }
             (None, None) => {
                 return reject(
                     Some(id),
-                    format!("missing field {:?} (or {:?})", f.text, f.html),
+                    RejectReason::MissingBody {
+                        text: f.text.clone(),
+                        html: f.html.clone(),
+                    },
                 )
             }
         };
@@ -125,7 +136,7 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
     if let Ok(s) = item.cast::<PyString>() {
         return match s.extract::<String>() {
             Ok(t) => Ok(Document::text(at.to_string(), t)),
-            Err(e) => reject(None, format!("invalid text: {e}")),
+            Err(_) => reject(None, RejectReason::InvalidUtf8 { at_byte: None }),
         };
     }
     let seq: Option<Vec<Bound<'_, PyAny>>> = if let Ok(t) = item.cast::<PyTuple>() {
@@ -140,11 +151,21 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
             let id = match id_of(Some(v[0].clone()), f, at) {
                 Ok(id) => id,
                 Err(_) => {
-                    return reject(None, "the id (first item) is not a string or number".into())
+                    return reject(
+                        None,
+                        RejectReason::BadShape {
+                            error: "the id (first item) is not a string or number".into(),
+                        },
+                    )
                 }
             };
             let Some(text) = optional_string(Some(v[1].clone())) else {
-                return reject(Some(id), "the text (second item) is not a string".into());
+                return reject(
+                    Some(id),
+                    RejectReason::BadShape {
+                        error: "the text (second item) is not a string".into(),
+                    },
+                );
             };
             let mut doc = Document::text(id, text);
             doc.url = v.get(2).cloned().and_then(|u| optional_string(Some(u)));
@@ -152,10 +173,12 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
         }
         return reject(
             None,
-            format!(
-                "a record tuple has 2 or 3 items (id, text[, url]), this one {}",
-                v.len()
-            ),
+            RejectReason::BadShape {
+                error: format!(
+                    "a record tuple has 2 or 3 items (id, text[, url]), this one {}",
+                    v.len()
+                ),
+            },
         );
     }
     let kind = item
@@ -165,12 +188,19 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
         .unwrap_or_else(|_| "?".into());
     reject(
         None,
-        format!("not a record: expected a dict, an (id, text) tuple or a str, got {kind}"),
+        RejectReason::BadShape {
+            error: format!(
+                "not a record: expected a dict, an (id, text) tuple or a str, got {kind}"
+            ),
+        },
     )
 }
 
 /// A column of strings (any string type or integers, cast), or why not.
-fn strings(batch: &RecordBatch, name: &str) -> Option<std::result::Result<StringArray, String>> {
+fn strings(
+    batch: &RecordBatch,
+    name: &str,
+) -> Option<std::result::Result<StringArray, RejectReason>> {
     let col = batch.column_by_name(name)?;
     match col.data_type() {
         DataType::Utf8
@@ -187,10 +217,16 @@ fn strings(batch: &RecordBatch, name: &str) -> Option<std::result::Result<String
         | DataType::Dictionary(_, _) => Some(
             arrow::compute::cast(col, &DataType::Utf8)
                 .map(|a| a.as_string::<i32>().clone())
-                .map_err(|e| format!("column {name:?}: {e}")),
+                .map_err(|e| RejectReason::BadColumn {
+                    column: name.to_string(),
+                    error: e.to_string(),
+                }),
         ),
         DataType::Null => Some(Ok(StringArray::new_null(col.len()))),
-        other => Some(Err(format!("column {name:?} is {other}, not a string"))),
+        other => Some(Err(RejectReason::BadColumn {
+            column: name.to_string(),
+            error: format!("{other} is not a string type"),
+        })),
     }
 }
 
@@ -236,7 +272,10 @@ pub fn visit_batch(
         }
     };
     if text.is_none() && html.is_none() {
-        let reason = format!("missing column {:?} (or {:?})", f.text, f.html);
+        let reason = RejectReason::MissingColumn {
+            text: f.text.clone(),
+            html: f.html.clone(),
+        };
         for _ in 0..n {
             visit(Err(Rejection {
                 id: None,
@@ -277,7 +316,10 @@ pub fn visit_batch(
                 doc.body = Body::Text(buf);
                 visit(Err(Rejection {
                     id: Some(doc.id.clone()),
-                    reason: format!("missing field {:?} (or {:?})", f.text, f.html),
+                    reason: RejectReason::MissingBody {
+                        text: f.text.clone(),
+                        html: f.html.clone(),
+                    },
                 }));
                 continue;
             }

@@ -321,7 +321,7 @@ fn fate_of(d: &neardup::Dedup, i: usize) -> Fate {
         LibFate::Kept => ("kept", None, None),
         LibFate::ExactDuplicate { of } => ("exact", Some(*of), None),
         LibFate::NearDuplicate { of } => ("near", Some(*of), None),
-        LibFate::Rejected { reason } => ("rejected", None, Some(reason.clone())),
+        LibFate::Rejected { reason } => ("rejected", None, Some(reason.to_string())),
         _ => ("unknown", None, None),
     };
     Fate {

@@ -1,6 +1,10 @@
 //! `neardup dedup`: deduplicate a corpus snapshot.
 
 use crate::config::Params;
+use crate::report::{
+    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, RejectLine,
+    Report, REPORT_FORMAT_VERSION,
+};
 use crate::*;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -9,7 +13,6 @@ use neardup::io::{Fields, Format, Input, ReadAhead, Reader};
 use neardup::persist::sketches::SavedSketches;
 use neardup::persist::AtomicFile;
 use neardup::pipeline::{Fate, Progress};
-use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -295,7 +298,14 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                         let input = &inputs[rec.position.input].name;
                         serde_json::to_writer(
                             &mut *r,
-                            &json!({"record": ordinal - d.previous, "input": input, "position": rec.position.at, "file": rec.position.file, "id": id, "reason": reason}),
+                            &RejectLine::new(
+                                (ordinal - d.previous) as u64,
+                                input,
+                                rec.position.at,
+                                rec.position.file.as_deref(),
+                                id.as_deref(),
+                                reason,
+                            ),
                         )?;
                         r.write_all(b"\n")?;
                         rejects_n += 1;
@@ -322,30 +332,10 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     }
     drop(spool);
     if let Some(path) = &args.clusters {
-        write_jsonl(
-            path,
-            d.clusters.iter().map(|c| {
-                json!({
-                    "representative": d.ids[c.representative as usize],
-                    "members": c.members.iter().map(|&m| &d.ids[m as usize]).collect::<Vec<_>>(),
-                    "size": c.members.len(),
-                })
-            }),
-        )?;
+        write_jsonl(path, d.clusters.iter().map(|c| ClusterLine::new(&d, c)))?;
     }
     if let Some(path) = &args.pairs {
-        write_jsonl(
-            path,
-            d.pairs.iter().map(|p| {
-                json!({
-                    "a": d.ids[p.a as usize], "b": d.ids[p.b as usize],
-                    "kind": p.kind.as_str(),
-                    "site": p.class.as_str(),
-                    "shared_supershingles": p.shared_supershingles,
-                    "charikar_agreement": p.agreement,
-                })
-            }),
-        )?;
+        write_jsonl(path, d.pairs.iter().map(|p| PairLine::new(&d, p)))?;
     }
     if let Some(path) = &args.mirrors {
         write_jsonl(path, d.mirrors().iter())?;
@@ -370,39 +360,51 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         && dropped_in_clusters == st.exact_duplicates + st.near_duplicates;
     let (stage1, stage2) = pipeline.describe();
     let s = &d.stats;
-    let report = json!({
-        "format_version": 1,
-        "neardup_version": env!("CARGO_PKG_VERSION"),
-        "inputs": inputs.iter().map(|i| &i.name).collect::<Vec<_>>(),
-        "parameters": {
-            "sketch": pipeline.sketcher().config(),
-            "stage_one": stage1,
-            "stage_two": stage2,
-            "charikar_threshold": pipeline.charikar_threshold(),
-            "high_recall": pipeline.high_recall_threshold(),
+    let report = Report {
+        format_version: REPORT_FORMAT_VERSION,
+        neardup_version: env!("CARGO_PKG_VERSION"),
+        inputs: inputs.iter().map(|i| i.name.as_str()).collect(),
+        parameters: Parameters {
+            sketch: pipeline.sketcher().config(),
+            stage_one: stage1,
+            stage_two: stage2,
+            charikar_threshold: pipeline.charikar_threshold(),
+            high_recall: pipeline.high_recall_threshold(),
         },
-        "accounting": {
-            "read": s.read, "previous_snapshot": s.previous, "kept": s.kept, "exact_duplicates": s.exact_duplicates,
-            "near_duplicates": s.near_duplicates, "rejected": s.rejected,
-            "per_input": inputs.iter().zip(counter.per_input()).map(|(i, (records, bytes))| json!({"input": i.name, "records": records, "bytes": bytes})).collect::<Vec<_>>(),
-            "kept_written": kept_written,
-            "rejects_written": rejects_written,
-            "dropped_in_clusters": dropped_in_clusters,
-            "holds": holds,
+        accounting: Accounting {
+            read: s.read,
+            previous_snapshot: s.previous,
+            kept: s.kept,
+            exact_duplicates: s.exact_duplicates,
+            near_duplicates: s.near_duplicates,
+            rejected: s.rejected,
+            per_input: inputs
+                .iter()
+                .zip(counter.per_input())
+                .map(|(i, (records, bytes))| InputCount {
+                    input: &i.name,
+                    records,
+                    bytes,
+                })
+                .collect(),
+            kept_written,
+            rejects_written,
+            dropped_in_clusters,
+            holds,
         },
-        "stats": s,
-        "boilerplate": boilerplate.as_ref().map(|(b, seconds)| json!({
-            "settings": b.config(),
-            "seconds": seconds,
-            "pages_counted": b.pages(),
-            "sites_with_boilerplate": b.sites_with_boilerplate(),
-            "boilerplate_shingles": b.shingles(),
-            "pages_changed": s.boilerplate_pages,
-            "terms_and_shingles_removed": s.boilerplate_terms,
-            "sites": b.report(),
-        })),
-        "peak_memory_bytes": neardup::pipeline::peak_memory_bytes(),
-    });
+        stats: s,
+        boilerplate: boilerplate.as_ref().map(|(b, seconds)| BoilerplateReport {
+            settings: b.config(),
+            seconds: *seconds,
+            pages_counted: b.pages(),
+            sites_with_boilerplate: b.sites_with_boilerplate(),
+            boilerplate_shingles: b.shingles(),
+            pages_changed: s.boilerplate_pages,
+            terms_and_shingles_removed: s.boilerplate_terms,
+            sites: b.report(),
+        }),
+        peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
+    };
     if let Some(path) = &args.report {
         let mut f = AtomicFile::create(path)?;
         serde_json::to_writer_pretty(&mut f, &report)?;

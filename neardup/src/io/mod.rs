@@ -14,8 +14,7 @@
 //! | WARC (`.warc`, `.warc.gz`) | each `response` record (others are skipped) | `WARC-Record-ID` | `WARC-Target-URI` | the HTTP payload, as HTML |
 //! | directory | each `.txt`, `.html`, `.htm` file, recursively, in sorted path order | the path relative to the directory | none | text or HTML by extension |
 
-use crate::document::Rejection;
-use crate::document::{Body, Document};
+use crate::document::{Body, Document, RejectReason, Rejection};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::fs::File;
@@ -175,7 +174,7 @@ impl RawRecord {
             (None, Some(raw)) => parse_json_record(&raw, fields, source, self.position.at),
             (None, None) => Err(Rejection {
                 id: None,
-                reason: "record without content".into(),
+                reason: RejectReason::NoContent,
             }),
         }
     }
@@ -310,7 +309,7 @@ impl Reader {
         at: u64,
         file: Option<String>,
         id: Option<String>,
-        reason: String,
+        reason: RejectReason,
     ) -> RawRecord {
         RawRecord {
             position: Position {
@@ -323,13 +322,13 @@ impl Reader {
         }
     }
 
-    fn bad(&self, at: u64, id: Option<String>, reason: String) -> Result<Option<RawRecord>> {
+    fn bad(&self, at: u64, id: Option<String>, reason: RejectReason) -> Result<Option<RawRecord>> {
         if self.strict {
             return Err(Error::BadRecord {
                 source_name: self.inputs[self.current].name.clone(),
                 record: at,
                 id,
-                reason,
+                reason: reason.to_string(),
             });
         }
         Ok(Some(self.reject(at, None, id, reason)))
@@ -344,7 +343,14 @@ impl Reader {
                 match self.open() {
                     Ok(s) => self.state = Some(s),
                     Err(e) => {
-                        let r = self.reject(0, None, None, format!("cannot read input: {e}"));
+                        let r = self.reject(
+                            0,
+                            None,
+                            None,
+                            RejectReason::CannotReadInput {
+                                error: e.to_string(),
+                            },
+                        );
                         self.current += 1;
                         return if self.strict { Err(e) } else { Ok(Some(r)) };
                     }
@@ -384,13 +390,19 @@ impl Reader {
             match read_line_capped(r, &mut buf, cap) {
                 Ok((0, _)) => return Ok(None),
                 Ok((n, true)) => {
-                    let reason = format!("record too large: {n} bytes > {cap} (max record size)");
+                    let reason = RejectReason::RecordTooLarge {
+                        bytes: n as u64,
+                        max: cap as u64,
+                    };
                     return self.bad(at, None, reason);
                 }
                 Ok(_) => {}
                 Err(e) => {
                     // Stop this input; one rejection says where and why.
-                    let reason = format!("input unreadable from line {at} on: {e}");
+                    let reason = RejectReason::Unreadable {
+                        line: at,
+                        error: e.to_string(),
+                    };
                     let rec = self.bad(at, None, reason);
                     self.state = Some(State::Done);
                     return rec;
@@ -420,7 +432,7 @@ impl Reader {
                         source_name: self.inputs[self.current].name.clone(),
                         record: at,
                         id: rej.id.clone(),
-                        reason: rej.reason.clone(),
+                        reason: rej.reason.to_string(),
                     });
                 }
             }
@@ -463,8 +475,8 @@ impl Reader {
                         Err(rej) => self.bad(at, rej.id, rej.reason),
                     };
                 }
-                Err(reason) => {
-                    let rec = self.bad(at, None, reason);
+                Err(error) => {
+                    let rec = self.bad(at, None, RejectReason::MalformedWarc { error });
                     self.state = Some(State::Done);
                     return rec;
                 }
@@ -484,12 +496,14 @@ impl Reader {
         let doc = match std::fs::read(&path) {
             Err(e) => Err(Rejection {
                 id: Some(rel.clone()),
-                reason: format!("cannot read file: {e}"),
+                reason: RejectReason::CannotReadFile {
+                    error: e.to_string(),
+                },
             }),
             Ok(bytes) => match String::from_utf8(bytes) {
                 Err(_) => Err(Rejection {
                     id: Some(rel.clone()),
-                    reason: "invalid UTF-8".into(),
+                    reason: RejectReason::InvalidUtf8 { at_byte: None },
                 }),
                 Ok(s) => {
                     let lower = rel.to_ascii_lowercase();
@@ -513,7 +527,7 @@ impl Reader {
                 source_name: rel,
                 record: at,
                 id: rej.id.clone(),
-                reason: rej.reason.clone(),
+                reason: rej.reason.to_string(),
             });
         }
         Ok(Some(RawRecord {
@@ -836,13 +850,17 @@ pub fn parse_json_record(
                 .map_or(0, |e| e.valid_up_to());
             return Err(Rejection {
                 id: None,
-                reason: format!("invalid UTF-8 at byte {valid}"),
+                reason: RejectReason::InvalidUtf8 {
+                    at_byte: Some(valid as u64),
+                },
             });
         }
     };
     let malformed = |e: serde_json::Error| Rejection {
         id: None,
-        reason: format!("malformed JSON: {e}"),
+        reason: RejectReason::MalformedJson {
+            error: e.to_string(),
+        },
     };
     let mut de = serde_json::Deserializer::from_str(text);
     let top = serde::de::DeserializeSeed::deserialize(RecordSeed(f), &mut de).map_err(malformed)?;
@@ -850,7 +868,7 @@ pub fn parse_json_record(
     let TopLevel::Object(map) = top else {
         return Err(Rejection {
             id: None,
-            reason: "not a JSON object".into(),
+            reason: RejectReason::NotAnObject,
         });
     };
     let id = match map.id {
@@ -860,7 +878,9 @@ pub fn parse_json_record(
         Some(_) => {
             return Err(Rejection {
                 id: None,
-                reason: format!("field {:?} is not a string or number", f.id),
+                reason: RejectReason::BadId {
+                    field: f.id.clone(),
+                },
             })
         }
     };
@@ -870,13 +890,19 @@ pub fn parse_json_record(
         (Some(_), _) | (_, Some(_)) => {
             return Err(Rejection {
                 id: Some(id),
-                reason: format!("field {:?}/{:?} is not a string", f.text, f.html),
+                reason: RejectReason::BadBody {
+                    text: f.text.clone(),
+                    html: f.html.clone(),
+                },
             })
         }
         (None, None) => {
             return Err(Rejection {
                 id: Some(id),
-                reason: format!("missing field {:?} (or {:?})", f.text, f.html),
+                reason: RejectReason::MissingBody {
+                    text: f.text.clone(),
+                    html: f.html.clone(),
+                },
             })
         }
     };
@@ -913,8 +939,11 @@ pub fn parse_warc(data: &[u8]) -> Vec<std::result::Result<Document, Rejection>> 
                 out.push(warc_document(rec, at, "warc"));
             }
             Ok(Some(_)) => {}
-            Err(reason) => {
-                out.push(Err(Rejection { id: None, reason }));
+            Err(error) => {
+                out.push(Err(Rejection {
+                    id: None,
+                    reason: RejectReason::MalformedWarc { error },
+                }));
                 return out;
             }
         }
@@ -937,7 +966,10 @@ fn warc_document(
             site: None,
             priority: None,
         }),
-        Err(reason) => Err(Rejection { id, reason }),
+        Err(error) => Err(Rejection {
+            id,
+            reason: RejectReason::MalformedWarc { error },
+        }),
     }
 }
 

@@ -32,6 +32,7 @@
 use crate::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks};
 use crate::cluster::{representative, Cluster, ClusterMode, ClusterStats, Keep, UnionFind};
 use crate::document::Document;
+use crate::document::RejectReason;
 pub use crate::document::Rejection;
 use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
@@ -106,7 +107,7 @@ impl std::fmt::Debug for Pipeline {
 struct Meta {
     id: String,
     priority: Option<f64>,
-    rejected: Option<String>,
+    rejected: Option<RejectReason>,
     /// Index into the run's site names.
     site: Option<u32>,
 }
@@ -115,12 +116,12 @@ struct Meta {
 /// rejected), body bytes and boilerplate removed.
 type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
 
-/// The reason of a record with no terms.
-const EMPTY: &str = "empty document: no terms";
-
 /// The reason of a record longer than `max` bytes.
-fn too_large(len: usize, max: usize) -> String {
-    format!("document too large: {len} bytes > {max}")
+fn too_large(len: usize, max: usize) -> RejectReason {
+    RejectReason::TooLarge {
+        bytes: len as u64,
+        max: max as u64,
+    }
 }
 
 impl Pipeline {
@@ -260,13 +261,13 @@ impl Pipeline {
         &self,
         doc: &Document,
         scratch: &mut Scratch,
-    ) -> std::result::Result<(Sketch, Option<String>), String> {
+    ) -> std::result::Result<(Sketch, Option<String>), RejectReason> {
         if doc.body.len() > self.max_document_bytes {
             return Err(too_large(doc.body.len(), self.max_document_bytes));
         }
         let s = self.sketcher.sketch_with(doc, scratch);
         if s.terms == 0 {
-            return Err(EMPTY.to_string());
+            return Err(RejectReason::Empty);
         }
         Ok((s, site_of(doc, self.site_mode)))
     }
@@ -410,7 +411,7 @@ impl Pipeline {
                             .zip(site.as_deref())
                             .and_then(|(b, s)| b.for_site(s));
                         let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                        let rejected = (s.terms == 0).then(|| EMPTY.to_string());
+                        let rejected = (s.terms == 0).then(|| RejectReason::Empty);
                         let len = doc.body.len() as u64;
                         (
                             Meta {
@@ -511,7 +512,7 @@ impl Pipeline {
             }
             if let Some(&first) = first_with_id.get(id.as_str()) {
                 fates[i] = Fate::Rejected {
-                    reason: format!("duplicate id (first used by record {first})"),
+                    reason: RejectReason::DuplicateId { first },
                 };
             } else {
                 first_with_id.insert(id, i as u32);

@@ -3,6 +3,7 @@
 
 use crate::candidates::CandidateStats;
 use crate::cluster::{Cluster, ClusterStats};
+use crate::document::RejectReason;
 use crate::error::{Error, Result};
 use crate::sketch::Sketches;
 use crate::verify::PairClass;
@@ -29,7 +30,7 @@ pub enum Fate {
     /// Rejected.
     Rejected {
         /// Why.
-        reason: String,
+        reason: RejectReason,
     },
 }
 
