@@ -411,7 +411,7 @@ impl Pipeline {
                             .zip(site.as_deref())
                             .and_then(|(b, s)| b.for_site(s));
                         let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                        let rejected = (s.terms == 0).then(|| RejectReason::Empty);
+                        let rejected = (s.terms == 0).then_some(RejectReason::Empty);
                         let len = doc.body.len() as u64;
                         (
                             Meta {
