@@ -306,15 +306,16 @@ impl Params {
             }
         }
         let limits = neardup::candidates::BucketLimits::default();
+        let pugh_default = neardup::sketch::pugh::PughConfig::default();
         let pugh_cfg = neardup::sketch::pugh::PughConfig {
-            lists: self.pugh_lists.unwrap_or(4),
-            repeats: self.pugh_repeats.unwrap_or(1),
-            order: if self.pugh_ordered.unwrap_or(false) {
-                neardup::sketch::pugh::Order::Sensitive
-            } else {
-                neardup::sketch::pugh::Order::Insensitive
+            lists: self.pugh_lists.unwrap_or(pugh_default.lists),
+            repeats: self.pugh_repeats.unwrap_or(pugh_default.repeats),
+            order: match self.pugh_ordered {
+                Some(true) => neardup::sketch::pugh::Order::Sensitive,
+                Some(false) => neardup::sketch::pugh::Order::Insensitive,
+                None => pugh_default.order,
             },
-            shingles: false,
+            ..pugh_default
         };
         match self.candidates {
             None | Some(CandidatesArg::Broder) => {}
@@ -332,7 +333,9 @@ impl Params {
             }
             Some(CandidatesArg::CharikarBlocks) => {
                 b.candidates(Arc::new(neardup::candidates::CharikarBlocks {
-                    max_distance: self.block_distance.unwrap_or(12),
+                    max_distance: self
+                        .block_distance
+                        .unwrap_or(neardup::candidates::CharikarBlocks::DEFAULT_MAX_DISTANCE),
                     limits,
                 }));
             }

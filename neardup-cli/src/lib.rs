@@ -87,7 +87,7 @@ pub enum IndexCommand {
         #[arg(short, long)]
         output: PathBuf,
         /// Table design: k3-20, k3-16, k3-10, k3-4, K:R1[,R2…], or auto:K:LOG2N:LOG2SCAN.
-        #[arg(long, default_value = "k3-10")]
+        #[arg(long, default_value = neardup::index::Design::DEFAULT_NAME)]
         design: String,
     },
     /// Add fingerprint lines to an index (rewritten atomically).

@@ -90,6 +90,8 @@ pub mod verify;
 pub use document::{Body, Document, RejectReason, Rejection};
 pub use error::{Error, Result};
 pub use pipeline::{Dedup, Fate, Pair, PairKind, Pipeline, PipelineBuilder, Preset};
+/// The compressed bitmap of [`Dedup::kept`], re-exported on purpose.
+pub use roaring::RoaringBitmap;
 pub use sketch::{Features, Sketch, SketchConfig, SketchRef, Sketcher, Sketches};
 
 /// The README's Rust example, compiled and run as a doctest.

@@ -63,16 +63,16 @@ pub struct DedupArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// JSONL field holding the id.
-    #[arg(long, default_value = "id")]
+    #[arg(long, default_value_t = Fields::default().id)]
     pub id_field: String,
     /// JSONL field holding plain text.
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value_t = Fields::default().text)]
     pub text_field: String,
     /// JSONL field holding HTML (used when the text field is absent).
-    #[arg(long, default_value = "html")]
+    #[arg(long, default_value_t = Fields::default().html)]
     pub html_field: String,
     /// JSONL field holding the URL.
-    #[arg(long, default_value = "url")]
+    #[arg(long, default_value_t = Fields::default().url)]
     pub url_field: String,
     #[command(flatten)]
     pub params: Params,

@@ -4,6 +4,7 @@ use crate::config::Params;
 use crate::*;
 use anyhow::{Context, Result};
 use clap::Args;
+use neardup::eval::EvalConfig;
 use neardup::io::{Fields, Input, Reader};
 use neardup::persist::AtomicFile;
 use neardup::pipeline::Preset;
@@ -25,16 +26,16 @@ pub struct EvalArgs {
     #[arg(long)]
     pub truth: Option<PathBuf>,
     /// Labels at or above this count as near-duplicates.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = EvalConfig::default().positive_min)]
     pub positive_min: f64,
     /// simhash-64 rule: Hamming distance at most this.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = EvalConfig::default().simhash_k)]
     pub simhash_k: u32,
     /// minhash-estimate rule: estimated resemblance at least this.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = EvalConfig::default().estimate_min)]
     pub estimate_min: f64,
     /// jaccard rule: exact shingle resemblance at least this.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = EvalConfig::default().jaccard_min)]
     pub jaccard_min: f64,
     /// Also sweep every threshold: precision/recall curves and the best F1.
     #[arg(long)]

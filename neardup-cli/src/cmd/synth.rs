@@ -5,6 +5,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use neardup::io::{Fields, Input, Reader};
 use neardup::persist::AtomicFile;
+use neardup::synth::SynthConfig;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,19 +13,19 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct SynthArgs {
     /// Base documents (at most the number of --seeds records when given).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = SynthConfig::default().base_documents)]
     pub base: usize,
     /// Fewest words per base document.
-    #[arg(long, default_value_t = 150)]
+    #[arg(long, default_value_t = SynthConfig::default().words.0)]
     pub min_words: usize,
     /// Most words per base document.
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = SynthConfig::default().words.1)]
     pub max_words: usize,
     /// Share of base documents that get variants.
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = SynthConfig::default().duplicate_rate)]
     pub duplicate_rate: f64,
     /// Most variants per duplicated base document (1..=N each).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = SynthConfig::default().max_variants)]
     pub max_variants: usize,
     /// Variant kinds and their relative weights, e.g. `exact=1,edit=2,format=1`. Kinds:
     /// exact, mirror, edit, timestamp, header, rebrand, format, embed, dynamic.
@@ -32,27 +33,27 @@ pub struct SynthArgs {
     #[arg(long)]
     pub variants: Option<String>,
     /// Number of hosts (site0.example …).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = SynthConfig::default().hosts)]
     pub hosts: usize,
     /// The first N hosts give every page a shared site template (hard negatives:
     /// distinct pages of those sites are not near-duplicates).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = SynthConfig::default().template_sites)]
     pub template_sites: usize,
     /// Words of a site template (header and footer together).
-    #[arg(long, default_value_t = 150)]
+    #[arg(long, default_value_t = SynthConfig::default().template_words)]
     pub template_words: usize,
     /// Share of base documents written as HTML.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = SynthConfig::default().html_share)]
     pub html_share: f64,
     /// Vocabulary size of generated text.
-    #[arg(long, default_value_t = 20000)]
+    #[arg(long, default_value_t = SynthConfig::default().vocabulary)]
     pub vocabulary: usize,
     /// Real documents (JSONL, text records) to use as base documents instead of
     /// generated text.
     #[arg(long)]
     pub seeds: Option<PathBuf>,
     /// Seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = SynthConfig::default().seed)]
     pub seed: u64,
     /// Output JSONL (`-` for standard output; `.zst` or `.gz` compresses).
     #[arg(short, long, default_value = "-")]
@@ -63,7 +64,7 @@ pub struct SynthArgs {
 }
 
 pub fn synth(args: SynthArgs) -> Result<()> {
-    use neardup::synth::{parse_proportions, Generator, Kind, SynthConfig};
+    use neardup::synth::{parse_proportions, Generator, Kind};
     let seeds = match &args.seeds {
         Some(p) => {
             let name = p.to_string_lossy().to_string();

@@ -428,6 +428,12 @@ pub struct CharikarBlocks {
     pub limits: BucketLimits,
 }
 
+impl CharikarBlocks {
+    /// The default `max_distance`: 12 bits of 384 (agreement ≥ 372, the paper's
+    /// threshold), so the generator finds every pair stage two would accept.
+    pub const DEFAULT_MAX_DISTANCE: u32 = 12;
+}
+
 impl CandidateGenerator for CharikarBlocks {
     fn name(&self) -> String {
         format!("charikar-blocks(distance<={})", self.max_distance)

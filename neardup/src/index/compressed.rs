@@ -21,7 +21,8 @@
 //! Ids are not stored per table: a compressed index keeps one `(fingerprint, id)` list
 //! sorted by fingerprint and resolves the ids of a matching fingerprint there.
 
-use super::{prefix_range, Design, Match, Permutation, SimhashIndex, Table};
+use super::online::prefix_range;
+use super::{Design, Match, Permutation, SimhashIndex, Table};
 use crate::error::Result;
 
 /// Bytes per block.

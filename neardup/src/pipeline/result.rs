@@ -153,7 +153,8 @@ pub struct Dedup {
     /// Clusters of two or more records (exact duplicates included), ordered by their
     /// smallest member.
     pub clusters: Vec<Cluster>,
-    /// Ordinals of the kept records.
+    /// Ordinals of the kept records, as a `roaring::RoaringBitmap` (re-exported as
+    /// [`crate::RoaringBitmap`], so callers need not depend on the same `roaring`).
     pub kept: RoaringBitmap,
     /// The sketches by ordinal (rejected records have an all-zero sketch).
     pub sketches: Sketches,

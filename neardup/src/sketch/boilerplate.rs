@@ -213,7 +213,7 @@ impl Boilerplate {
     }
 
     /// The boilerplate shingles of `site` (`None`: nothing to remove there).
-    pub fn for_site(&self, site: &str) -> Option<&AHashSet<u64>> {
+    pub(crate) fn for_site(&self, site: &str) -> Option<&AHashSet<u64>> {
         self.sites.get(site)
     }
 

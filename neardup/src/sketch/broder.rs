@@ -33,7 +33,7 @@ pub struct MinHasher {
 }
 
 impl MinHasher {
-    /// `m` hash functions whose coefficients come from [`param_rng`] stream 1 (mixed
+    /// `m` hash functions whose coefficients come from `param_rng` (crate-private) stream 1 (mixed
     /// with `seed`): for each `i`, `a_i = (next_u64() as u32) | 1`, then
     /// `b_i = next_u64() as u32`.
     pub fn new(m: usize, seed: u64) -> Self {

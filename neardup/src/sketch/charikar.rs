@@ -29,7 +29,7 @@ pub struct ProjectScratch {
 
 impl Projector {
     /// A projector of `bits` bits (a multiple of 64) whose seeds come from
-    /// [`param_rng`]`(stream)` mixed with `seed`.
+    /// `hash::param_rng``(stream)` mixed with `seed`.
     pub fn new(bits: usize, stream: u64, seed: u64) -> Self {
         let mut rng = param_rng(stream ^ seed.rotate_left(8));
         Projector {

@@ -10,7 +10,7 @@
 //! | [`mix64`] | the SplitMix64 finalizer (Steele, Lea, Flood 2014), a bijection on `u64` |
 //! | [`combine`] | XXH3-64 of the little-endian bytes of a sequence of `u64`, with a seed |
 //! | [`combine128`] | XXH3-128 of the same bytes, with a seed |
-//! | [`param_rng`] | ChaCha8 seeded with [`PARAM_SEED`] and a stream number |
+//! | `param_rng` (crate-private) | ChaCha8 seeded with [`PARAM_SEED`] and a stream number |
 //!
 //! XXH3 is specified (xxHash 0.8 format, frozen) and implemented by the `xxhash-rust`
 //! crate. `ahash` is used only for in-memory hash maps, never for anything that is
@@ -26,7 +26,7 @@ pub const TERM_SEED: u64 = u64::from_le_bytes(*b"neardup1");
 
 /// The fixed seed of every random parameter (min-hash coefficients, projection seeds,
 /// checksum seeds): the 24 ASCII bytes `"neardup parameters v1..."` followed by the
-/// 8 bytes of the stream number, see [`param_rng`].
+/// 8 bytes of the stream number, see `param_rng` (crate-private).
 pub const PARAM_SEED: [u8; 24] = *b"neardup parameters v1...";
 
 /// The 64-bit fingerprint of a term (already case-folded by the tokenizer).
@@ -78,7 +78,7 @@ pub fn combine128(values: &[u64], seed: u64) -> u128 {
 /// Streams in use: `1` min-hash coefficients (with the user seed mixed in),
 /// `2` Charikar projection seeds, `3` simhash-64 seeds, `4` Pugh seeds.
 /// Values are drawn with `next_u64` only, whose output ChaCha defines exactly.
-pub fn param_rng(stream: u64) -> ChaCha8Rng {
+pub(crate) fn param_rng(stream: u64) -> ChaCha8Rng {
     let mut seed = [0u8; 32];
     seed[..24].copy_from_slice(&PARAM_SEED);
     seed[24..].copy_from_slice(&stream.to_le_bytes());

@@ -473,7 +473,7 @@ impl Sketcher {
     /// removed (from every part of the sketch), and boilerplate shingles left over are
     /// not min-hashed. Returns the sketch and the number of terms and shingles removed
     /// (0 when nothing changed).
-    pub fn sketch_without(
+    pub(crate) fn sketch_without(
         &self,
         doc: &Document,
         scratch: &mut Scratch,

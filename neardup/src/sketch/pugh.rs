@@ -89,7 +89,7 @@ impl PughConfig {
     }
 }
 
-/// Computes bucket checksums; seeds from [`param_rng`] stream 4.
+/// Computes bucket checksums; seeds from `hash::param_rng` stream 4.
 #[derive(Debug, Clone)]
 pub struct Pugh {
     config: PughConfig,

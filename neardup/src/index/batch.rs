@@ -1,0 +1,286 @@
+//! Batch mode: many queries against a stored set streamed past in shards, and all pairs
+//! within `k` of one set.
+
+use super::design::{Design, Permutation, Table};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+
+/// Batch mode (seed 000 FIG. 12): the tables are built on the batch of queries (each
+/// sorted by its permuted fingerprints, bucketed by their top `min(prefix, 16)` bits);
+/// the stored fingerprints stream past in shards of `shard` entries, each shard split
+/// among the worker threads (the "devices"). A worker permutes its part of the shard for
+/// each table, groups it by the same top bits (a counting sort) and joins each group with
+/// the batch's group: the probes walk both sides in order, so the batch tables are read
+/// sequentially, not at random. Returns `(query index, stored id, distance)` for every
+/// pair within distance ≤ k, each once, sorted. The stored set is never held in memory
+/// beyond one shard.
+pub fn batch_query(
+    design: &Design,
+    queries: &[u64],
+    stored: impl Iterator<Item = Result<(u64, u64)>>,
+    shard: usize,
+) -> Result<Vec<(u32, u64, u32)>> {
+    design.validate()?;
+    if queries.len() > u32::MAX as usize {
+        return Err(Error::Config("a batch holds at most 2^32 queries".into()));
+    }
+    let k = design.k;
+    let tables: Vec<BatchTable> = design
+        .tables()
+        .into_par_iter()
+        .map(|t| BatchTable::new(t, queries))
+        .collect();
+    let mut out = Vec::new();
+    let mut buf: Vec<(u64, u64)> = Vec::with_capacity(shard.max(1));
+    let mut stored = stored.peekable();
+    let workers = rayon::current_num_threads().max(1);
+    while stored.peek().is_some() {
+        buf.clear();
+        for item in stored.by_ref().take(shard.max(1)) {
+            buf.push(item?);
+        }
+        let part = buf.len().div_ceil(workers).max(1024);
+        let mut found: Vec<(u32, u64, u32)> = buf
+            .par_chunks(part)
+            .flat_map_iter(|chunk| {
+                let mut found = Vec::new();
+                let mut scratch = JoinScratch::default();
+                for t in &tables {
+                    t.join(chunk, k, &mut scratch, &mut found);
+                }
+                found
+            })
+            .collect();
+        found.par_sort_unstable();
+        found.dedup();
+        out.extend(found);
+    }
+    out.par_sort_unstable();
+    Ok(out)
+}
+
+/// One table of a batch: the queries grouped by the top `bits` bits of their permuted
+/// fingerprints, with a directory. Hamming distance does not depend on the
+/// permutation, so entries keep their original fingerprints: a group index needs only
+/// the permutation's runs that land in the top bits, and the prefix test is a mask of
+/// the original bits.
+struct BatchTable {
+    bits: u32,
+    /// The runs of the permutation that produce the top `bits` bits.
+    top: Permutation,
+    /// Original bits that must agree (the table's prefix, un-permuted).
+    prefix_mask: u64,
+    /// `(original fingerprint, query index)` grouped by bucket.
+    sorted: Vec<(u64, u32)>,
+    dir: Vec<u32>,
+}
+
+#[derive(Default)]
+struct JoinScratch {
+    counts: Vec<u32>,
+    at: Vec<u32>,
+    grouped: Vec<(u64, u32)>,
+}
+
+impl BatchTable {
+    fn new(table: Table, queries: &[u64]) -> BatchTable {
+        let bits = (table.prefix as u32).min(16);
+        let top = Permutation::from_runs(
+            table
+                .perm
+                .runs
+                .iter()
+                .copied()
+                .filter(|&(_, dst, _)| (dst as u32) < bits)
+                .collect(),
+        );
+        let prefix_top = if table.prefix == 0 {
+            0
+        } else {
+            u64::MAX << (64 - table.prefix as u32)
+        };
+        let prefix_mask = table.perm.inverse().apply(prefix_top);
+        let mut sorted: Vec<(u64, u32)> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (f, i as u32))
+            .collect();
+        sorted.sort_unstable_by_key(|&(f, i)| (Self::bucket(top.apply(f), bits), i));
+        let mut dir = vec![0u32; (1usize << bits) + 1];
+        for e in &sorted {
+            dir[Self::bucket(top.apply(e.0), bits) + 1] += 1;
+        }
+        for b in 1..dir.len() {
+            dir[b] += dir[b - 1];
+        }
+        BatchTable {
+            bits,
+            top,
+            prefix_mask,
+            sorted,
+            dir,
+        }
+    }
+
+    #[inline]
+    fn bucket(x: u64, bits: u32) -> usize {
+        if bits == 0 {
+            0
+        } else {
+            (x >> (64 - bits)) as usize
+        }
+    }
+
+    /// Appends `(query, stored id, distance)` for the pairs of `chunk` this table finds.
+    fn join(
+        &self,
+        chunk: &[(u64, u64)],
+        k: u32,
+        s: &mut JoinScratch,
+        out: &mut Vec<(u32, u64, u32)>,
+    ) {
+        let bits = self.bits;
+        let nb = 1usize << bits;
+        // Counting sort of the chunk by the same groups.
+        s.counts.clear();
+        s.counts.resize(nb + 1, 0);
+        for &(_, fp) in chunk {
+            s.counts[Self::bucket(self.top.apply(fp), bits) + 1] += 1;
+        }
+        for b in 1..=nb {
+            s.counts[b] += s.counts[b - 1];
+        }
+        s.grouped.clear();
+        s.grouped.resize(chunk.len(), (0, 0));
+        s.at.clear();
+        s.at.extend_from_slice(&s.counts);
+        for (i, &(_, fp)) in chunk.iter().enumerate() {
+            let b = Self::bucket(self.top.apply(fp), bits);
+            s.grouped[s.at[b] as usize] = (fp, i as u32);
+            s.at[b] += 1;
+        }
+        join_buckets(
+            &self.dir,
+            &self.sorted,
+            &s.counts,
+            &s.grouped,
+            chunk,
+            self.prefix_mask,
+            k,
+            out,
+        );
+    }
+}
+
+crate::sketch::simd::kernel! {
+    /// Compares every stored entry of each group (`grouped[counts[b]..counts[b + 1]]`)
+    /// with the batch entries of the same group (`sorted[dir[b]..dir[b + 1]]`): a pair
+    /// equal on the bits of `prefix_mask` and within distance k is appended. Compiled
+    /// with the CPU's population-count instruction where it has one.
+    #[allow(clippy::too_many_arguments)]
+    fn join_buckets(
+        dir: &[u32],
+        sorted: &[(u64, u32)],
+        counts: &[u32],
+        grouped: &[(u64, u32)],
+        chunk: &[(u64, u64)],
+        prefix_mask: u64,
+        k: u32,
+        out: &mut Vec<(u32, u64, u32)>,
+    ) {
+        let buckets = dir.len().min(counts.len()).saturating_sub(1);
+        for b in 0..buckets {
+            let (qa, qb) = (dir[b] as usize, dir[b + 1] as usize);
+            let (sa, sb) = (counts[b] as usize, counts[b + 1] as usize);
+            if qa == qb || sa == sb {
+                continue;
+            }
+            let qs = &sorted[qa..qb];
+            for &(x, i) in &grouped[sa..sb] {
+                for &(y, q) in qs {
+                    let d = x ^ y;
+                    if d & prefix_mask == 0 && d.count_ones() <= k {
+                        out.push((q, chunk[i as usize].0, d.count_ones()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// All pairs `(i, j, distance)`, `i < j`, among `fps` within distance ≤ k: for each
+/// table (in parallel) the permuted fingerprints are sorted and every run with equal
+/// prefix is compared within itself — no probing.
+pub fn all_pairs(design: &Design, fps: &[u64]) -> Result<Vec<(u32, u32, u32)>> {
+    design.validate()?;
+    let k = design.k;
+    let tables = design.tables();
+    let mut out: Vec<(u32, u32, u32)> = tables
+        .par_iter()
+        .flat_map_iter(|t| {
+            let mut v: Vec<(u64, u32)> = fps
+                .iter()
+                .enumerate()
+                .map(|(i, &f)| (t.perm.apply(f), i as u32))
+                .collect();
+            v.sort_unstable();
+            let shift = 64 - t.prefix as u32;
+            let key = |x: u64| if shift >= 64 { 0 } else { x >> shift };
+            let mut pairs = Vec::new();
+            let mut i = 0;
+            while i < v.len() {
+                let mut j = i + 1;
+                while j < v.len() && key(v[j].0) == key(v[i].0) {
+                    j += 1;
+                }
+                for a in i..j {
+                    for b in a + 1..j {
+                        let d = (v[a].0 ^ v[b].0).count_ones();
+                        if d <= k {
+                            pairs.push((v[a].1.min(v[b].1), v[a].1.max(v[b].1), d));
+                        }
+                    }
+                }
+                i = j;
+            }
+            pairs
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The cheap approximate all-pairs scan of seed 001: rotate the fingerprints by `B`
+/// different amounts, sort each rotation, and compare each entry with its next `window`
+/// neighbours. Finds only pairs that land near each other in some rotation: a baseline
+/// for comparisons, not exact.
+pub fn rotate_sort_pairs(
+    fps: &[u64],
+    k: u32,
+    rotations: u32,
+    window: usize,
+) -> Vec<(u32, u32, u32)> {
+    let mut out = Vec::new();
+    for r in 0..rotations.max(1) {
+        let rot = (64 / rotations.max(1)) * r;
+        let mut v: Vec<(u64, u32)> = fps
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (f.rotate_left(rot), i as u32))
+            .collect();
+        v.sort_unstable();
+        for a in 0..v.len() {
+            for b in a + 1..v.len().min(a + 1 + window) {
+                let d = (v[a].0 ^ v[b].0).count_ones();
+                if d <= k {
+                    let (x, y) = (v[a].1.min(v[b].1), v[a].1.max(v[b].1));
+                    out.push((x, y, d));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}

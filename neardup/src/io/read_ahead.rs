@@ -1,0 +1,72 @@
+//! Reading ahead on a thread of its own, so that the workers never wait for the disk or
+//! the decompressor.
+
+/// Runs an iterator on a background thread, `chunk` items at a time, at most `depth`
+/// chunks ahead of the consumer: reading and splitting records (decompression, line
+/// splitting) overlaps with the work done on them, instead of alternating with it.
+/// Items come out in the same order. A panic on the reading thread is resumed on the
+/// consumer's at the point where the items run out, so none is lost silently.
+pub struct ReadAhead<T> {
+    rx: std::sync::mpsc::Receiver<Vec<T>>,
+    current: std::vec::IntoIter<T>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<T> std::fmt::Debug for ReadAhead<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadAhead").finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + 'static> ReadAhead<T> {
+    /// Starts reading `iter` ahead (`chunk` and `depth` are at least 1).
+    pub fn new<I>(iter: I, chunk: usize, depth: usize) -> Self
+    where
+        I: Iterator<Item = T> + Send + 'static,
+    {
+        let chunk = chunk.max(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<T>>(depth.max(1));
+        let thread = std::thread::Builder::new()
+            .name("neardup-read".into())
+            .spawn(move || {
+                let mut iter = iter;
+                loop {
+                    let items: Vec<T> = iter.by_ref().take(chunk).collect();
+                    // A closed channel means the consumer stopped: so do we.
+                    if items.is_empty() || tx.send(items).is_err() {
+                        return;
+                    }
+                }
+            })
+            // Like `std::thread::spawn`: no thread is an OS failure, not an input one.
+            .expect("cannot start the reading thread");
+        ReadAhead {
+            rx,
+            current: Vec::new().into_iter(),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl<T> Iterator for ReadAhead<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            if let Some(x) = self.current.next() {
+                return Some(x);
+            }
+            match self.rx.recv() {
+                Ok(items) => self.current = items.into_iter(),
+                Err(_) => {
+                    if let Some(t) = self.thread.take() {
+                        if let Err(panic) = t.join() {
+                            std::panic::resume_unwind(panic);
+                        }
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+}
