@@ -60,6 +60,7 @@ impl PairKind {
 
 /// A verified pair of records (ordinals `a < b`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Pair {
     /// First record.
     pub a: u32,
