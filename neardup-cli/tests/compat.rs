@@ -19,11 +19,11 @@ fn corpus() -> Vec<neardup::Document> {
         .collect()
 }
 
-#[test]
-fn sketch_file_v2_reads_and_rewrites_byte_for_byte() {
-    let saved = SavedSketches::load(&fixture("v2.sketches")).unwrap();
+/// Reads a committed sketch file: the kept records of the corpus, each with the sketch
+/// this build computes for it.
+fn check_sketch_file(name: &str) -> SavedSketches {
+    let saved = SavedSketches::load(&fixture(name)).unwrap();
     let docs = corpus();
-    // The kept records of the corpus, each with the sketch this build computes for it.
     let d = Pipeline::builder()
         .build()
         .unwrap()
@@ -32,6 +32,7 @@ fn sketch_file_v2_reads_and_rewrites_byte_for_byte() {
     let kept: Vec<&str> = d.kept.iter().map(|i| d.ids[i as usize].as_str()).collect();
     assert_eq!(saved.ids, kept);
     assert!(saved.len() >= 10);
+    assert_eq!(saved.sites.len(), saved.len());
     let sk = Sketcher::new(saved.config.clone()).unwrap();
     for (i, id) in saved.ids.iter().enumerate() {
         let doc = docs.iter().find(|d| &d.id == id).unwrap();
@@ -41,6 +42,33 @@ fn sketch_file_v2_reads_and_rewrites_byte_for_byte() {
             "record {id}: the stored sketch differs from this build's: bump the version"
         );
     }
+    saved
+}
+
+#[test]
+fn sketch_file_v2_is_read_without_sites() {
+    let saved = check_sketch_file("v2.sketches");
+    assert!(saved.sites.iter().all(Option::is_none));
+}
+
+#[test]
+fn sketch_file_v3_reads_with_sites_and_rewrites_byte_for_byte() {
+    let saved = check_sketch_file("v3.sketches");
+    // Each record's site is its URL's host, as the pipeline computes it.
+    let docs = corpus();
+    let mut with_site = 0;
+    for (id, site) in saved.ids.iter().zip(&saved.sites) {
+        let doc = docs.iter().find(|d| &d.id == id).unwrap();
+        let host = doc.url.as_deref().and_then(|u| {
+            let rest = u.split_once("://")?.1;
+            Some(rest.split(['/', '?', '#']).next()?.to_ascii_lowercase())
+        });
+        if let Some(s) = site {
+            assert_eq!(host.as_deref(), Some(s.as_str()), "record {id}");
+            with_site += 1;
+        }
+    }
+    assert!(with_site > 0, "the corpus has URLs, so the file has sites");
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
         .arg("sketch")
@@ -57,7 +85,7 @@ fn sketch_file_v2_reads_and_rewrites_byte_for_byte() {
     );
     assert_eq!(
         std::fs::read(dir.path().join("again.sketches")).unwrap(),
-        std::fs::read(fixture("v2.sketches")).unwrap()
+        std::fs::read(fixture("v3.sketches")).unwrap()
     );
 }
 

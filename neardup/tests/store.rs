@@ -18,6 +18,11 @@ fn saved(n: usize) -> SavedSketches {
     SavedSketches {
         config: SketchConfig::default(),
         ids: d.ids.clone(),
+        sites: d
+            .site_of
+            .iter()
+            .map(|s| s.map(|s| d.sites[s as usize].clone()))
+            .collect(),
         sketches: d.sketches,
     }
 }
@@ -89,10 +94,13 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
     let mut snap = SavedSketches {
         config: SketchConfig::default(),
         ids: Vec::new(),
+        sites: Vec::new(),
         sketches: neardup::Sketches::new(&SketchConfig::default()),
     };
     for i in first.kept.iter() {
         snap.ids.push(first.ids[i as usize].clone());
+        snap.sites
+            .push(first.site_of[i as usize].map(|s| first.sites[s as usize].clone()));
         snap.sketches
             .push(&first.sketches.get(i as usize).to_owned());
     }
@@ -112,6 +120,33 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
     inc.extend(kept_ids(&second));
     assert_eq!(inc, kept_ids(&all));
     assert!(second.stats.near_duplicates + second.stats.exact_duplicates > 0);
+    // Old records keep their sites, so a pair of an old and a new record has the class
+    // the batch run gives it (not "unknown").
+    let by_ids = |d: &neardup::Dedup| {
+        d.pairs
+            .iter()
+            .map(|p| {
+                (
+                    (d.ids[p.a as usize].clone(), d.ids[p.b as usize].clone()),
+                    p.class,
+                )
+            })
+            .collect::<std::collections::HashMap<_, _>>()
+    };
+    let (inc_pairs, all_pairs) = (by_ids(&second), by_ids(&all));
+    let spanning: Vec<_> = inc_pairs
+        .iter()
+        .filter(|(k, _)| old.iter().any(|d| d.id == k.0))
+        .collect();
+    assert!(!spanning.is_empty());
+    let mut compared = 0;
+    for (k, class) in spanning {
+        if let Some(c) = all_pairs.get(k) {
+            assert_eq!(class, c, "pair {k:?}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 0);
     // A dropped new record names an old record when it duplicates one.
     assert!(second.fates.iter().skip(second.previous).any(|f| matches!(f, neardup::Fate::NearDuplicate { of } | neardup::Fate::ExactDuplicate { of } if (*of as usize) < second.previous)));
     // Sketches of other settings are refused.

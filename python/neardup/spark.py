@@ -4,11 +4,14 @@ As a command::
 
     python -m neardup.spark dedup INPUT... [--master URL] [--shuffle-partitions N]
         [-o KEPT] [--clusters DIR] [--pairs DIR] [--rejects DIR] [--report FILE]
-        [--format jsonl|parquet] [--input-format json|parquet] [ALGORITHM FLAGS]
+        [--format jsonl|parquet] [--input-format json|parquet]
+        [--sketches DIR] [--save-sketches DIR] [ALGORITHM FLAGS]
 
 The algorithm flags are ``neardup dedup``'s (``--preset recall``, ``--min-shared 2``,
 ``--strategy henzinger``, …). Outputs are Spark output directories (one part file,
-in input order) with the CLI's fields; the report holds the accounting.
+in input order) with the CLI's fields; the report holds the accounting. ``--sketches``
+and ``--save-sketches`` are the CLI's incremental runs, with the sketches saved as
+Parquet (:func:`save_sketches`, :func:`load_sketches`).
 
 or as a function on your own session: ``dedup(df, **params)`` returns a
 :class:`SparkDedup` of DataFrames (``fates``, ``kept``, ``clusters``, ``pairs``) and the
@@ -26,9 +29,9 @@ per partition) reach the driver:
 4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, each bucket's pairs by
    :func:`neardup.bucket_pairs` (the big-bucket rule), each pair once;
 5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
-6. clusters: connected components by minimum-label propagation over the verified
-   pairs (a DataFrame per round, checkpointed every few rounds); the representative is
-   the component's first record (``keep="first"``);
+6. clusters: connected components of the verified pairs by large-star / small-star
+   rounds over DataFrames (:func:`components`, checkpointed every few rounds); the
+   representative is the component's first record (``keep="first"``);
 7. fates joined back to the records: read = kept + exact + near + rejected.
 
 Settings the distributed job does not support yet are refused: boilerplate removal,
@@ -86,7 +89,74 @@ class SparkDedup:
     pairs: Any
     """a, b, kind, site, shared_supershingles, charikar_agreement; by (a, b)."""
     counts: Dict[str, int]
-    """read, kept, exact_duplicates, near_duplicates, rejected."""
+    """read, kept, exact_duplicates, near_duplicates, rejected (this snapshot's records;
+    ``previous_snapshot`` the saved sketches' count)."""
+    sketches: Any = None
+    """The sketches to save for the next incremental run: the earlier snapshot's, then
+    this snapshot's kept records, ordered by the column ``_nd_ord`` (see
+    :func:`save_sketches`, which numbers them densely)."""
+    sketch_meta: Optional[Dict[str, Any]] = None
+    """What the sketches were made with (checked when they are loaded)."""
+
+
+SKETCHES_FORMAT_VERSION = 1
+SAVED_COLUMNS = ["id", "exact", "supershingles", "keys", "charikar", "simhash", "terms", "length",
+                 "site", "priority", "pugh"]
+
+
+@dataclass
+class SavedSketches:
+    """Sketches of an earlier snapshot, as :func:`load_sketches` reads them."""
+
+    sketches: Any
+    """ordinal (dense, from 0, in the earlier snapshot's order), id and sketch columns."""
+    meta: Dict[str, Any]
+    """format_version, count, sketch_config, stage_one."""
+
+
+def _sketch_meta(params: Dict[str, Any]) -> Dict[str, Any]:
+    p = neardup.Pipeline(**params)
+    return {"sketch_config": p.sketch_config, "stage_one": p.describe()[0]}
+
+
+def save_sketches(result: SparkDedup, path: str) -> None:
+    """Saves ``result.sketches`` under ``path`` (any filesystem Spark writes): the
+    sketches as Parquet in ``path/sketches``, then ``path/meta`` (JSON: format version,
+    count, the sketch settings and the stage-one generator they were made with). The
+    metadata is written last, so a directory without it is an interrupted save, which
+    :func:`load_sketches` refuses."""
+    # Sorted and materialized first, so that numbering it (two passes) sees one order.
+    ordered = _cut_lineage(result.sketches.orderBy(ORD).drop(ORD))
+    sizes: List[int] = []
+    dense = with_ordinal(ordered, sizes_out=sizes).withColumnRenamed(ORD, "ordinal")
+    meta = dict(result.sketch_meta or {}, format_version=SKETCHES_FORMAT_VERSION,
+                kind="neardup spark sketches", count=sizes[0])
+    dense.select("ordinal", *SAVED_COLUMNS).write.mode("overwrite").parquet(f"{path}/sketches")
+    spark = result.sketches.sparkSession
+    spark.createDataFrame([(json.dumps(meta, sort_keys=True),)], "meta string").coalesce(1) \
+        .write.mode("overwrite").text(f"{path}/meta")
+
+
+def load_sketches(spark, path: str) -> SavedSketches:
+    """Reads sketches saved by :func:`save_sketches`; a missing or foreign metadata file,
+    another format version, or a count that does not match is a ``ValueError``."""
+    try:
+        rows = spark.read.text(f"{path}/meta").collect()
+    except Exception as e:  # noqa: BLE001 (Spark raises its own analysis errors)
+        raise ValueError(f"{path}: no saved neardup sketches (metadata unreadable: {e})") from None
+    if len(rows) != 1:
+        raise ValueError(f"{path}: no saved neardup sketches (metadata has {len(rows)} lines)")
+    meta = json.loads(rows[0][0])
+    if meta.get("kind") != "neardup spark sketches":
+        raise ValueError(f"{path}: not neardup sketches")
+    if meta.get("format_version") != SKETCHES_FORMAT_VERSION:
+        raise ValueError(f"{path}: sketches format version {meta.get('format_version')}, this "
+                         f"version reads {SKETCHES_FORMAT_VERSION}")
+    sk = spark.read.parquet(f"{path}/sketches")
+    n = sk.count()
+    if n != meta["count"]:
+        raise ValueError(f"{path}: {n} sketches, the metadata says {meta['count']}")
+    return SavedSketches(sketches=sk, meta=meta)
 
 
 def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):
@@ -113,22 +183,49 @@ def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):
     )
 
 
-def _sketcher(params: Dict[str, Any], fields: Dict[str, str]):
+def _maybe_fail(stage: str, fail_once: Optional[str], produced: int) -> None:
+    """The fault-injection hook of :func:`dedup`: in the first attempt of partition 0 of
+    ``stage``, once it has produced all its output, the Python worker kills itself (SIGKILL),
+    as a lost executor process would; Spark must retry the task and give the same
+    answer."""
+    if fail_once != stage or produced == 0:
+        return
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    if tc is not None and tc.partitionId() == 0 and tc.attemptNumber() == 0:
+        import os
+        import signal
+
+        marker = os.environ.get("NEARDUP_SPARK_FAILURE_MARKER")
+        if marker:
+            # Tells a test that the failure did happen (the worker leaves no other trace).
+            with open(marker, "a", encoding="utf-8") as f:
+                f.write(f"{stage} stage {tc.stageId()} partition 0 attempt 0\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _sketcher(params: Dict[str, Any], fields: Dict[str, str], fail_once: Optional[str] = None):
     names = [fields.get(k, k.split("_")[0]) for k in FIELD_KEYS]
 
     def sketch(batches):
+        n = 0
         for b in batches:
+            n += 1
             t = pa.Table.from_batches([b])
             sk = neardup.sketch_batch(t.select(names), **params, **fields)
             cols = [t.column(ORD).combine_chunks(), t.column(names[0]).combine_chunks().cast(pa.string())]
             yield pa.RecordBatch.from_arrays(cols + list(sk.columns), names=[ORD, "id"] + sk.schema.names)
+        _maybe_fail("sketch", fail_once, n)
 
     return sketch
 
 
-def _verifier(params: Dict[str, Any]):
+def _verifier(params: Dict[str, Any], fail_once: Optional[str] = None):
     def verify(batches):
+        n = 0
         for b in batches:
+            n += 1
             t = pa.Table.from_batches([b])
             sa = t.select([f"a_{c}" for c in SKETCH_COLUMNS]).rename_columns(SKETCH_COLUMNS)
             sb = t.select([f"b_{c}" for c in SKETCH_COLUMNS]).rename_columns(SKETCH_COLUMNS)
@@ -138,42 +235,78 @@ def _verifier(params: Dict[str, Any]):
                  v.column("near_duplicate"), v.column("class"),
                  v.column("shared_supershingles").cast(pa.int64()), v.column("charikar_agreement").cast(pa.int64())],
                 names=["a", "b", "kind", "near_duplicate", "site", "shared_supershingles", "charikar_agreement"])
+        _maybe_fail("verify", fail_once, n)
 
     return verify
 
 
-def components(edges, checkpoint_every: int = 4):
+def _cut_lineage(df):
+    """Materializes ``df`` and cuts its lineage: a reliable checkpoint when the session
+    has a checkpoint directory (survives a lost executor), a local one otherwise."""
+    sc = df.sparkSession.sparkContext
+    return df.checkpoint() if sc.getCheckpointDir() else df.localCheckpoint()
+
+
+def components(edges, checkpoint_every: int = 2):
     """Connected components of ``edges`` (columns a, b): node, label = the smallest node
-    of its component, by minimum-label propagation (one shuffle round per step of the
-    longest shortest path; checkpointed every ``checkpoint_every`` rounds)."""
+    of its component, for every node of an edge.
+
+    Large-star / small-star rounds (Kiveris, Lattanzi, Mirrokni, Rastogi, Vassilvitskii,
+    "Connected Components in MapReduce and Beyond", SoCC 2014), each a group-by and a
+    join over DataFrames, with edges kept as ``(a, b)``, ``a > b``:
+
+    * large-star: every node ``u`` links each neighbour larger than itself to the
+      smallest node of its closed neighbourhood;
+    * small-star: every node ``u`` links itself and each neighbour smaller than itself
+      to the smallest of those.
+
+    Connectivity is preserved by both; the rounds stop when the edges form stars
+    (no node is both a centre and a leaf, no leaf has two centres), whose centres are
+    then their components' minima. ``O(log n)`` rounds; the lineage is cut every
+    ``checkpoint_every`` rounds. Returns ``(labels, rounds)``."""
     from pyspark.sql import functions as F
 
-    both = edges.select("a", "b").union(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).cache()
-    labels = both.groupBy("a").agg(F.least(F.min("b"), F.first("a")).alias("label")).withColumnRenamed("a", "node")
+    a, b = F.col("a"), F.col("b")
+    e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
+    e = _cut_lineage(e)
     rounds = 0
     while True:
         rounds += 1
-        proposed = (
-            both.join(labels.withColumnRenamed("node", "a"), "a")
-            .groupBy(F.col("b").alias("node"))
-            .agg(F.min("label").alias("proposed"))
+        # Large-star.
+        both = e.union(e.select(b.alias("a"), a.alias("b")))
+        low = both.groupBy("a").agg(F.least(F.min("b"), F.first("a")).alias("m"))
+        large = both.where(b > a).join(low, "a").select(b.alias("a"), F.col("m").alias("b"))
+        # Small-star (edges a > b: a node's smaller neighbours are its b's).
+        large = large.distinct()
+        low = large.groupBy("a").agg(F.min("b").alias("m"))
+        small = (
+            large.join(low, "a").select(b.alias("x"), F.col("m"))
+            .union(low.select(a.alias("x"), F.col("m")))
+            .where(F.col("x") != F.col("m"))
+            .select(F.greatest("x", "m").alias("a"), F.least("x", "m").alias("b"))
+            .distinct()
         )
-        new = labels.join(proposed, "node").select("node", F.least("label", "proposed").alias("label"))
-        if rounds % checkpoint_every == 0:
-            new = new.localCheckpoint()
-        else:
-            new = new.cache()
-        changed = new.join(labels.withColumnRenamed("label", "old"), "node").where(F.col("label") < F.col("old")).count()
-        labels = new
-        if changed == 0:
-            return labels, rounds
+        e = _cut_lineage(small) if rounds % checkpoint_every == 0 else small.cache()
+        centres_that_are_leaves = e.select("b").intersect(e.select("a")).limit(1).count()
+        leaves_with_two_centres = e.groupBy("a").count().where(F.col("count") > 1).limit(1).count()
+        if centres_that_are_leaves == 0 and leaves_with_two_centres == 0:
+            break
+    labels = e.select(a.alias("node"), b.alias("label")).union(
+        e.select(b.alias("node"), b.alias("label"))).distinct()
+    return labels, rounds
 
 
-def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
+def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] = None,
+          fail_once: Optional[str] = None, **params: Any) -> SparkDedup:
     """Deduplicates a DataFrame of records (``id``, ``text`` or ``html``, ``url``; the
     field names as the keywords ``id_field``, … say) with ``neardup dedup``'s settings
     (keywords as for :class:`neardup.Pipeline`). ``ordinal``: a column giving the input
-    order (default: the DataFrame's own order)."""
+    order (default: the DataFrame's own order). ``previous``: the saved sketches of an
+    earlier snapshot (:func:`load_sketches`), as ``neardup dedup --sketches``: its records
+    are references, never dropped; a new record that duplicates one is dropped with the
+    old record named. ``fail_once``: a testing hook, ``"sketch"``
+    or ``"verify"``: one task of that stage loses its Python worker mid-task on its first
+    attempt (the session's ``spark.task.maxFailures`` must allow a retry)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -181,18 +314,33 @@ def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
     _check(dict(params, **fields))
     names = {k: fields.get(k, k.split("_")[0]) for k in FIELD_KEYS}
     records = df.withColumnRenamed(ordinal, ORD) if ordinal else with_ordinal(df)
+    meta = _sketch_meta(dict(params, **fields))
+    old = 0
+    if previous is not None:
+        for k in ("sketch_config", "stage_one"):
+            if previous.meta.get(k) != meta[k]:
+                raise ValueError(f"saved sketches were made with {k} {previous.meta.get(k)!r}, "
+                                 f"this run uses {meta[k]!r}")
+        old = int(previous.meta["count"])
+        records = records.withColumn(ORD, F.col(ORD) + F.lit(old))
     base = records
     for k in ("text_field", "html_field", "url_field"):
         if names[k] not in base.columns:
             base = base.withColumn(names[k], F.lit(None).cast("string"))
     base = base.select(ORD, *[F.col(names[k]).cast("string").alias(names[k]) for k in FIELD_KEYS])
     base = base.withColumn(names["id_field"], F.coalesce(F.col(names["id_field"]), F.col(ORD).cast("string")))
-    sk = base.mapInArrow(_sketcher(params, fields), SKETCH_SCHEMA)
-    # Repeated ids: the first record (in input order) keeps its id.
-    first_id = F.min(F.when(F.col("rejected").isNull(), F.col(ORD))).over(Window.partitionBy("id"))
+    sk = base.mapInArrow(_sketcher(params, fields, fail_once), SKETCH_SCHEMA)
+    if previous is not None:
+        prev = previous.sketches.select(F.col("ordinal").alias(ORD), F.col("id"),
+                                        F.lit(None).cast("string").alias("rejected"),
+                                        *SAVED_COLUMNS[1:])
+        sk = prev.unionByName(sk)
+    # Repeated ids among this snapshot's records: the first (in input order) keeps its id.
+    new = F.col(ORD) >= F.lit(old)
+    first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(Window.partitionBy("id"))
     sk = sk.withColumn(
         "rejected",
-        F.when(F.col("rejected").isNull() & (F.col("id") != "") & (F.col(ORD) != first_id),
+        F.when(F.col("rejected").isNull() & new & (F.col("id") != "") & (F.col(ORD) != first_id),
                F.format_string("duplicate id (first used by record %d)", first_id)).otherwise(F.col("rejected")),
     )
     # Exact pre-pass: the first record of each exact group stays.
@@ -216,7 +364,7 @@ def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
     joined = cand.union(exact_pairs).join(side("a"), "a").join(side("b"), "b")
     verdict_schema = ("a long, b long, kind string, near_duplicate boolean, site string, "
                       "shared_supershingles long, charikar_agreement long")
-    judged = joined.mapInArrow(_verifier(params), verdict_schema)
+    judged = joined.mapInArrow(_verifier(params, fail_once), verdict_schema)
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate").cache()
     near = pairs_ord.where(F.col("kind") == "near")
     labels, _ = components(near)
@@ -247,6 +395,8 @@ def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
     fates = (fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
              .withColumnRenamed("_oid", "of").drop("_o").cache())
+    # Old records are references: they keep no fate of their own.
+    fates = fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
     in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
     members = (
         in_clusters.select(F.col("_cluster").alias("c"), ORD)
@@ -257,13 +407,15 @@ def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
     clusters = (
         members.groupBy("c")
         .agg(F.sort_array(F.collect_list(F.struct(ORD, "id"))).alias("m"))
+        # A cluster of old records only is old news.
+        .where(F.element_at(F.col("m"), -1)[ORD] >= old)
         .join(ids, F.col("c") == F.col("_o"))
         .select(F.col("c").alias("_first"), F.col("_oid").alias("representative"),
                 F.col("m.id").alias("members"), F.size("m").cast("long").alias("size"))
         .orderBy("_first").drop("_first")
     )
     pairs = (
-        pairs_ord.join(ids.withColumnRenamed("_o", "a").withColumnRenamed("_oid", "a_id"), "a")
+        pairs_ord.where(F.col("b") >= old).join(ids.withColumnRenamed("_o", "a").withColumnRenamed("_oid", "a_id"), "a")
         .join(ids.withColumnRenamed("_o", "b").withColumnRenamed("_oid", "b_id"), "b")
         .orderBy("a", "b")
         .select(F.col("a_id").alias("a"), F.col("b_id").alias("b"), "kind", "site",
@@ -271,16 +423,23 @@ def dedup(df, ordinal: Optional[str] = None, **params: Any) -> SparkDedup:
     )
     kept = (records.join(fates.where(F.col("fate") == "kept").select(ORD), ORD)
             .orderBy(ORD).drop(ORD))
-    counts = {r["fate"]: r["count"] for r in fates.groupBy("fate").count().collect()}
+    new_fates = fates.where(F.col(ORD) >= old)
+    counts = {r["fate"]: r["count"] for r in new_fates.groupBy("fate").count().collect()}
     c = {
         "read": sum(counts.values()),
         "kept": counts.get("kept", 0),
         "exact_duplicates": counts.get("exact", 0),
         "near_duplicates": counts.get("near", 0),
         "rejected": counts.get("rejected", 0),
+        "previous_snapshot": old,
     }
-    out_fates = fates.select(F.col(ORD).alias("ordinal"), "id", "fate", "of", "reason").orderBy("ordinal")
-    return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c)
+    out_fates = (new_fates.select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason")
+                 .orderBy("ordinal"))
+    # For the next run: the old sketches, then this snapshot's kept records, numbered
+    # densely in that order.
+    saved = sk.join(fates.where(F.col("fate") == "kept").select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
+    return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
+                      sketches=saved, sketch_meta=meta)
 
 
 def read_inputs(spark, inputs: List[str], fmt: Optional[str]):
@@ -318,6 +477,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     d.add_argument("--pairs")
     d.add_argument("--rejects")
     d.add_argument("--report")
+    d.add_argument("--sketches", help="saved sketches of an earlier snapshot (incremental run)")
+    d.add_argument("--save-sketches", help="save the earlier and the kept sketches here")
     d.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
                    help="format of the output directories")
     args, rest = ap.parse_known_args(argv if argv is not None else sys.argv[1:])
@@ -348,7 +509,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
     spark = b.getOrCreate()
     records = read_inputs(spark, args.inputs, args.input_format)
-    r = dedup(records, ordinal=ORD, **params)
+    previous = load_sketches(spark, args.sketches) if args.sketches else None
+    r = dedup(records, ordinal=ORD, previous=previous, **params)
     if args.output:
         _write(r.kept, args.output, args.format)
     if args.clusters:
@@ -360,6 +522,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         _write(r.fates.where(F.col("fate") == "rejected").select(
             F.col("ordinal").alias("record"), "id", "reason"), args.rejects, args.format)
+    if args.save_sketches:
+        save_sketches(r, args.save_sketches)
     report = {"format_version": 1, "inputs": sorted(args.inputs), "parameters": params,
               "accounting": dict(r.counts, holds=r.counts["read"] == sum(
                   r.counts[k] for k in ("kept", "exact_duplicates", "near_duplicates", "rejected")))}

@@ -15,7 +15,13 @@ import pyspark  # noqa: E402,F401  (installed by python/requirements-dev.txt)
 
 
 @pytest.fixture(scope="module")
-def spark():
+def failure_marker(tmp_path_factory):
+    """Where the injected failure writes that it happened (see ``dedup(fail_once=…)``)."""
+    return tmp_path_factory.mktemp("failures") / "marker.txt"
+
+
+@pytest.fixture(scope="module")
+def spark(failure_marker):
     import os
 
     from pyspark.sql import SparkSession
@@ -28,6 +34,8 @@ def spark():
          .config("spark.pyspark.driver.python", sys.executable)
          .config("spark.sql.shuffle.partitions", "4")
          .config("spark.ui.enabled", "false")
+         .config("spark.task.maxFailures", "4")
+         .config("spark.executorEnv.NEARDUP_SPARK_FAILURE_MARKER", str(failure_marker))
          .getOrCreate())
     yield s
     s.stop()
@@ -67,34 +75,144 @@ def chains(path):
             f.write(json.dumps(r) + "\n")
 
 
-@pytest.mark.parametrize("settings", [{}, {"preset": "recall", "strategy": "henzinger"}],
-                         ids=["paper", "recall-henzinger"])
-def test_spark_matches_cli(spark, cli, corpus, tmp_path, settings):
+SETTINGS = [{}, {"preset": "recall", "strategy": "henzinger"}]
+SETTINGS_IDS = ["paper", "recall-henzinger"]
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+@pytest.mark.parametrize("settings", SETTINGS, ids=SETTINGS_IDS)
+def test_spark_matches_cli(spark, cli, corpus, tmp_path, settings, partitions):
     import neardup.spark as nds
 
     flags = [x for k, v in settings.items() for x in (f"--{k}", str(v))]
     expected = run_cli(cli, corpus, tmp_path, flags)
-    df = nds.read_inputs(spark, [str(corpus)], None)
+    df = nds.read_inputs(spark, [str(corpus)], None).repartition(partitions)
     r = nds.dedup(df, ordinal=nds.ORD, **settings)
     assert spark_result(r) == expected
     assert r.counts["read"] == len(read_jsonl(corpus))
 
 
-def test_spark_chains_big_bucket_and_demo(spark, cli, tmp_path):
+@pytest.mark.parametrize("settings", SETTINGS, ids=SETTINGS_IDS)
+def test_spark_chains_big_bucket_and_demo(spark, cli, tmp_path, settings):
     import neardup.spark as nds
 
+    flags = [x for k, v in settings.items() for x in (f"--{k}", str(v))]
     path = tmp_path / "chains.jsonl"
     chains(path)
     for corpus, partitions in ((path, 1), (ROOT / "fixtures" / "demo.jsonl", 4)):
-        expected = run_cli(cli, corpus, tmp_path, [])
+        expected = run_cli(cli, corpus, tmp_path, flags)
         rows = read_jsonl(corpus)
         df = spark.createDataFrame(
             [(i, r["id"], r.get("text"), r.get("html"), r.get("url")) for i, r in enumerate(rows)],
             "ord long, id string, text string, html string, url string").repartition(partitions)
-        r = nds.dedup(df, ordinal="ord")
+        r = nds.dedup(df, ordinal="ord", **settings)
         assert spark_result(r) == expected
         c = r.counts
         assert c["read"] == len(rows) == c["kept"] + c["exact_duplicates"] + c["near_duplicates"] + c["rejected"]
+        if corpus == path:
+            # The chains really are chains: a cluster whose members are not all verified
+            # pairs with one another, so components must follow paths of several edges.
+            verified = {(p["a"], p["b"]) for p in expected["pairs"]}
+            assert any(
+                any((m, n) not in verified for i, m in enumerate(cl["members"]) for n in cl["members"][i + 1:])
+                for cl in expected["clusters"] if cl["size"] >= 3
+            ), expected["clusters"][:5]
+
+
+def test_spark_survives_a_lost_worker_mid_stage(spark, cli, corpus, tmp_path, failure_marker):
+    """A task of the sketch stage and one of the verify stage each lose their Python
+    worker (SIGKILL) after producing their output, on their first attempt; Spark retries
+    them and the answer is the CLI's."""
+    import neardup.spark as nds
+
+    expected = run_cli(cli, corpus, tmp_path, [])
+    for stage in ("sketch", "verify"):
+        before = failure_marker.read_text() if failure_marker.exists() else ""
+        df = nds.read_inputs(spark, [str(corpus)], None).repartition(2)
+        r = nds.dedup(df, ordinal=nds.ORD, fail_once=stage)
+        assert spark_result(r) == expected
+        after = failure_marker.read_text()
+        assert after.count(f"{stage} stage") > before.count(f"{stage} stage"), after
+
+
+def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
+    """Three snapshots, each deduplicated against the saved sketches of the ones before
+    (saved as Parquet by the Spark job, as the CLI's sketch file by the CLI): the same
+    kept ids, clusters (old members included) and pairs as `neardup dedup --sketches`."""
+    import neardup.spark as nds
+
+    lines = open(corpus).read().splitlines(keepends=True)
+    third = len(lines) // 3
+    parts = []
+    for i, chunk in enumerate((lines[:third], lines[third:2 * third], lines[2 * third:])):
+        p = tmp_path / f"part{i}.jsonl"
+        p.write_text("".join(chunk))
+        parts.append(p)
+    previous_cli = previous_spark = None
+    for i, part in enumerate(parts):
+        out = tmp_path / f"cli{i}"
+        out.mkdir()
+        flags = ["--save-sketches", str(tmp_path / f"cli{i}.sketches")]
+        if previous_cli:
+            flags += ["--sketches", str(previous_cli)]
+        expected = run_cli(cli, part, out, flags)
+        previous_cli = tmp_path / f"cli{i}.sketches"
+        prev = nds.load_sketches(spark, previous_spark) if previous_spark else None
+        df = nds.read_inputs(spark, [str(part)], None)
+        r = nds.dedup(df, ordinal=nds.ORD, previous=prev)
+        got = spark_result(r)
+        for k in ("kept", "clusters", "pairs"):
+            if got[k] != expected[k]:
+                diff = [(g, e) for g, e in zip(got[k], expected[k]) if g != e][:3]
+                raise AssertionError(f"snapshot {i}: {k} differ: {diff}")
+        if i > 0:
+            assert any(c["members"][0] in {json.loads(x)["id"] for x in lines[:third * i]}
+                       for c in expected["clusters"]), "some clusters reach into old snapshots"
+        assert r.counts["previous_snapshot"] == (prev.meta["count"] if prev else 0)
+        previous_spark = str(tmp_path / f"spark{i}.sketches")
+        nds.save_sketches(r, previous_spark)
+    # Sketches made with other settings are refused.
+    with pytest.raises(ValueError, match="saved sketches were made with"):
+        nds.dedup(nds.read_inputs(spark, [str(parts[0])], None), ordinal=nds.ORD,
+                  previous=nds.load_sketches(spark, previous_spark), preset="recall")
+    with pytest.raises(ValueError, match="no saved neardup sketches"):
+        nds.load_sketches(spark, str(tmp_path / "nothing-here"))
+
+
+def test_components_large_star_small_star(spark):
+    """Components of path, star and random graphs against a union-find written here."""
+    import random
+
+    import neardup.spark as nds
+
+    rng = random.Random(5)
+    edges = [(i, i + 1) for i in range(100, 164)]  # a path of 65 nodes
+    edges += [(500, 500 + i) for i in range(1, 30)]  # a star
+    edges += [(rng.randrange(1000, 1300), rng.randrange(1000, 1300)) for _ in range(250)]
+    edges = [(a, b) for a, b in edges if a != b]
+    parent = {}
+
+    def find(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        parent[max(ra, rb)] = min(ra, rb)
+    want = {x: find(x) for x in parent}
+    # Minimum of each component.
+    mins = {}
+    for x, r in want.items():
+        mins[r] = min(mins.get(r, x), x)
+    want = {x: mins[r] for x, r in want.items()}
+    df = spark.createDataFrame(edges, "a long, b long").repartition(3)
+    labels, rounds = nds.components(df)
+    got = {r["node"]: r["label"] for r in labels.collect()}
+    assert got == want
+    assert rounds < 20
 
 
 def test_spark_cli_entry_point(cli, corpus, tmp_path):

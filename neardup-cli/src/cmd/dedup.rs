@@ -88,11 +88,14 @@ pub fn saved_sketches(
     let mut out = SavedSketches {
         config: config.clone(),
         ids: Vec::new(),
+        sites: Vec::new(),
         sketches: neardup::Sketches::new(config),
     };
     for (i, f) in d.fates.iter().enumerate() {
         if i < d.previous || keep(f) {
             out.ids.push(d.ids[i].clone());
+            out.sites
+                .push(d.site_of[i].map(|s| d.sites[s as usize].clone()));
             out.sketches.push(&d.sketches.get(i).to_owned());
         }
     }

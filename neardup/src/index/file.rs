@@ -37,6 +37,7 @@ impl SimhashIndex {
         let Parts {
             header,
             count,
+            version: _,
             records: mut r,
         } = container::read(data, &INDEX_KIND)?;
         let design: Design =
@@ -72,5 +73,6 @@ const INDEX_KIND: Kind = Kind {
     magic: INDEX_MAGIC,
     end: INDEX_END,
     version: INDEX_VERSION,
+    readable: &[],
     refused: &[],
 };

@@ -34,12 +34,16 @@ pub(crate) struct Kind {
     pub end: &'static [u8; 8],
     /// The version this build writes.
     pub version: u32,
+    /// Older versions this build still reads (the parser sees [`Parts::version`]).
+    pub readable: &'static [u32],
     /// Why each older version is refused (index = version); empty: never written.
     pub refused: &'static [&'static str],
 }
 
 /// The parts of a checked file.
 pub(crate) struct Parts<'a> {
+    /// The file's format version: [`Kind::version`] or one of [`Kind::readable`].
+    pub version: u32,
     /// The JSON header.
     pub header: &'a [u8],
     /// The record count.
@@ -111,7 +115,7 @@ pub(crate) fn read<'a>(data: &'a [u8], kind: &Kind) -> Result<Parts<'a>> {
         at: 8,
     };
     let version = r.u32()?;
-    if version != kind.version {
+    if version != kind.version && !kind.readable.contains(&version) {
         let why = kind
             .refused
             .get(version as usize)
@@ -127,6 +131,7 @@ pub(crate) fn read<'a>(data: &'a [u8], kind: &Kind) -> Result<Parts<'a>> {
     let header = r.bytes(hlen)?;
     let count = r.u64()?;
     Ok(Parts {
+        version,
         header,
         count,
         records: r,

@@ -1,7 +1,7 @@
 //! Saved sketches: write the sketches of a snapshot once, dedup later snapshots against
 //! them without re-reading the old records.
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //!
 //! The [`crate::persist::container`] format of every saved file, kind `"NDSKETCH"` /
 //! `"NDSKEND1"`; its header is the [`SketchConfig`] as JSON (sketches are comparable only
@@ -9,14 +9,20 @@
 //!
 //! ```text
 //! id_len u32, id bytes (UTF-8),
+//! site_len u32, site bytes (UTF-8; u32::MAX: no site)          (version 3 only)
 //! supershingles m' × u64, charikar b/64 × u64, simhash u64, exact u128, terms u32,
 //! pugh R·L × u64 (only when the settings have Pugh checksums)
 //! ```
 //!
-//! Version 1 files may hold sketches made before min-hash values became 32-bit, which
-//! would compare silently wrongly with this build's, so they are refused with that
-//! reason (make them again with `neardup sketch`). A committed version-2 file
-//! (`fixtures/compat/v2.sketches`) is read and re-written byte for byte by the tests.
+//! Version 3 added each record's site, so that a pair of an old and a new record is
+//! judged in the class (same site, cross site) a batch run would give it. Version 2
+//! files are still read, their records without sites (their pairs are of the unknown
+//! class, as when they were written). Version 1 files may hold sketches made before
+//! min-hash values became 32-bit, which would compare silently wrongly with this
+//! build's, so they are refused with that reason (make them again with `neardup
+//! sketch`). Committed files of versions 2 and 3 (`fixtures/compat/v2.sketches`,
+//! `fixtures/compat/v3.sketches`) are read by the tests, and the version-3 one is
+//! re-written byte for byte.
 //!
 //! Files are written atomically (temporary file, fsync, rename). Loading checks magic,
 //! version, lengths and the checksum before using anything, and reports a damaged,
@@ -33,13 +39,14 @@ pub const MAGIC: &[u8; 8] = b"NDSKETCH";
 /// Magic bytes at the end of a sketch file.
 pub const END_MAGIC: &[u8; 8] = b"NDSKEND1";
 /// The format version written (and the only one read).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 const KIND: Kind = Kind {
     name: "sketch file",
     magic: MAGIC,
     end: END_MAGIC,
     version: VERSION,
+    readable: &[2],
     refused: &[
         "",
         "version 1 files may hold sketches made before min-hash values became 32-bit, which \
@@ -55,6 +62,8 @@ pub struct SavedSketches {
     pub config: SketchConfig,
     /// Record ids, by position.
     pub ids: Vec<String>,
+    /// Record sites, by position (`None`: no site, or a version-2 file).
+    pub sites: Vec<Option<String>>,
     /// The sketches, by position.
     pub sketches: Sketches,
 }
@@ -80,6 +89,13 @@ impl SavedSketches {
                 buf.clear();
                 buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
                 buf.extend_from_slice(id.as_bytes());
+                match self.sites.get(i).and_then(|s| s.as_deref()) {
+                    Some(site) => {
+                        buf.extend_from_slice(&(site.len() as u32).to_le_bytes());
+                        buf.extend_from_slice(site.as_bytes());
+                    }
+                    None => buf.extend_from_slice(&u32::MAX.to_le_bytes()),
+                }
                 for v in s.supershingles.iter().chain(s.charikar) {
                     buf.extend_from_slice(&v.to_le_bytes());
                 }
@@ -104,6 +120,7 @@ impl SavedSketches {
     /// [`Error::Corrupt`] (with the path `(bytes)`).
     pub fn from_bytes(data: &[u8]) -> Result<SavedSketches> {
         let Parts {
+            version,
             header,
             count,
             records: mut r,
@@ -116,17 +133,28 @@ impl SavedSketches {
         let ss = config.supershingles;
         let words = config.charikar_bits / 64;
         let pw = config.pugh.map_or(0, |p| p.width());
-        let min_record = 4 + 8 * (ss + words + 1) + 16 + 4 + 8 * pw;
+        let with_sites = version >= 3;
+        let min_record = 4 + 4 * usize::from(with_sites) + 8 * (ss + words + 1) + 16 + 4 + 8 * pw;
         if count > (r.remaining() / min_record) as u64 {
             return Err(r.error(format!("record count {count} does not fit the file")));
         }
         let mut ids = Vec::with_capacity(count as usize);
+        let mut sites = Vec::with_capacity(count as usize);
         let mut sketches = Sketches::new(&config);
         for i in 0..count {
             let idlen = r.u32()? as usize;
             let id = std::str::from_utf8(r.bytes(idlen)?)
                 .map_err(|_| r.error(format!("record {i}: id is not UTF-8")))?
                 .to_string();
+            let site = match with_sites.then(|| r.u32()).transpose()? {
+                None | Some(u32::MAX) => None,
+                Some(len) => Some(
+                    std::str::from_utf8(r.bytes(len as usize)?)
+                        .map_err(|_| r.error(format!("record {i}: site is not UTF-8")))?
+                        .to_string(),
+                ),
+            };
+            sites.push(site);
             let mut vals = Vec::with_capacity(ss + words);
             for _ in 0..ss + words {
                 vals.push(r.u64()?);
@@ -158,6 +186,7 @@ impl SavedSketches {
         Ok(SavedSketches {
             config,
             ids,
+            sites,
             sketches,
         })
     }

@@ -342,16 +342,32 @@ impl Pipeline {
     {
         let start = Instant::now();
         let cfg = self.sketcher.config();
+        let mut site_names: Vec<String> = Vec::new();
+        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
+        let mut intern = |site: String, names: &mut Vec<String>| -> u32 {
+            *site_index.entry(site).or_insert_with_key(|s| {
+                names.push(s.clone());
+                (names.len() - 1) as u32
+            })
+        };
         let (mut sketches, mut meta, old) = match previous {
             Some(p) => (
                 p.sketches.clone(),
                 p.ids
                     .iter()
-                    .map(|id| Meta {
+                    .enumerate()
+                    .map(|(i, id)| Meta {
                         id: id.clone(),
                         priority: None,
                         rejected: None,
-                        site: None,
+                        // Old records keep their sites: a pair of an old and a new record
+                        // is judged in the class a batch run would give it.
+                        site: p
+                            .sites
+                            .get(i)
+                            .cloned()
+                            .flatten()
+                            .map(|s| intern(s, &mut site_names)),
                     })
                     .collect::<Vec<_>>(),
                 p.len(),
@@ -360,8 +376,6 @@ impl Pipeline {
         };
         let mut bytes = 0u64;
         let (mut stripped_pages, mut stripped_terms) = (0u64, 0u64);
-        let mut site_names: Vec<String> = Vec::new();
-        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
         let empty = Sketch {
             supershingles: vec![0; cfg.supershingles],
             charikar: vec![0; cfg.charikar_bits / 64],
