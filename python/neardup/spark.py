@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
@@ -183,6 +184,45 @@ def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):
     )
 
 
+class StageClock:
+    """Per-stage figures of a run, for benches: pass one to :func:`dedup` as ``clock``.
+    At each stage's end the stage's DataFrame is materialized (it is cached anyway) and
+    ``stages`` gets ``{"stage", "seconds", "shuffle_write_bytes"}``; the shuffle bytes
+    come from the driver's monitoring API (``spark.ui.enabled``, the default), ``None``
+    without it. Materializing adds a pass over cached data per stage, so time a run
+    without a clock for the total."""
+
+    def __init__(self, spark) -> None:
+        self.sc = spark.sparkContext
+        self.stages: List[Dict[str, Any]] = []
+        self._t = time.perf_counter()
+        self._shuffle = self._shuffle_bytes()
+
+    def _shuffle_bytes(self) -> Optional[int]:
+        url = self.sc.uiWebUrl
+        if not url:
+            return None
+        from urllib.request import urlopen
+
+        time.sleep(0.5)  # the listener bus delivers the last stage's metrics
+        with urlopen(f"{url}/api/v1/applications/{self.sc.applicationId}/stages") as r:
+            return sum(int(st.get("shuffleWriteBytes", 0)) for st in json.load(r))
+
+    def mark(self, stage: str, df=None) -> None:
+        """Ends ``stage`` (materializing ``df`` first, if given)."""
+        if df is not None:
+            df.count()
+        now = time.perf_counter()
+        sh = self._shuffle_bytes()
+        self.stages.append({
+            "stage": stage,
+            "seconds": now - self._t,
+            "shuffle_write_bytes": None if sh is None or self._shuffle is None else sh - self._shuffle,
+        })
+        self._shuffle = sh
+        self._t = time.perf_counter()
+
+
 def _maybe_fail(stage: str, fail_once: Optional[str], produced: int) -> None:
     """The fault-injection hook of :func:`dedup`: in the first attempt of partition 0 of
     ``stage``, once it has produced all its output, the Python worker kills itself (SIGKILL),
@@ -297,7 +337,8 @@ def components(edges, checkpoint_every: int = 2):
 
 
 def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] = None,
-          fail_once: Optional[str] = None, **params: Any) -> SparkDedup:
+          fail_once: Optional[str] = None, clock: Optional[StageClock] = None,
+          **params: Any) -> SparkDedup:
     """Deduplicates a DataFrame of records (``id``, ``text`` or ``html``, ``url``; the
     field names as the keywords ``id_field``, … say) with ``neardup dedup``'s settings
     (keywords as for :class:`neardup.Pipeline`). ``ordinal``: a column giving the input
@@ -306,7 +347,9 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     are references, never dropped; a new record that duplicates one is dropped with the
     old record named. ``fail_once``: a testing hook, ``"sketch"``
     or ``"verify"``: one task of that stage loses its Python worker mid-task on its first
-    attempt (the session's ``spark.task.maxFailures`` must allow a retry)."""
+    attempt (the session's ``spark.task.maxFailures`` must allow a retry). ``clock``: a
+    :class:`StageClock` that records each stage's time and shuffle bytes."""
+    mark = clock.mark if clock is not None else (lambda stage, df=None: None)
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -346,6 +389,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # Exact pre-pass: the first record of each exact group stays.
     rep = F.min(ORD).over(Window.partitionBy("exact"))
     sk = sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)).cache()
+    mark("sketch, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
     # Stage one.
     buckets = (
@@ -357,6 +401,9 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     cand = spark.createDataFrame(
         buckets.select("members").rdd.flatMap(lambda r: neardup.bucket_pairs(r[0])), "a long, b long"
     ).distinct().withColumn("kind", F.lit("near"))
+    if clock is not None:
+        cand = cand.cache()
+    mark("stage one: buckets and candidate pairs", cand)
     exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
         F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
     # Stage two: the verdict on the two sketches.
@@ -366,8 +413,10 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
                       "shared_supershingles long, charikar_agreement long")
     judged = joined.mapInArrow(_verifier(params, fail_once), verdict_schema)
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate").cache()
+    mark("stage two: verdicts", pairs_ord)
     near = pairs_ord.where(F.col("kind") == "near")
-    labels, _ = components(near)
+    labels, rounds = components(near)
+    mark(f"clusters: connected components ({rounds} rounds)", labels)
     # Fates.
     fates = (
         sk.select(ORD, "id", "rejected", "exact_of")
@@ -423,6 +472,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     )
     kept = (records.join(fates.where(F.col("fate") == "kept").select(ORD), ORD)
             .orderBy(ORD).drop(ORD))
+    mark("fates joined back", fates)
     new_fates = fates.where(F.col(ORD) >= old)
     counts = {r["fate"]: r["count"] for r in new_fates.groupBy("fate").count().collect()}
     c = {

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The Spark job against the command line, in one run on this machine: time per stage,
+shuffle bytes per document, and the ratio of the whole job to `neardup dedup`.
+
+  make python && .venv/bin/python bench/spark.py [CORPUS.jsonl] [--synth N]
+      [--master local-cluster[2,1,1024]] [--partitions 8]
+
+CORPUS defaults to bench-out/rustdocs-text.jsonl (see bench/python.py); `--synth N`
+benches a generated corpus of about N documents instead (`neardup synth`, written to
+bench-out/synth-N.jsonl once). Two Spark runs on the same session:
+
+* a clocked run (`neardup.spark.StageClock`): each stage is materialized at its end
+  and timed, with the shuffle bytes the driver's monitoring API reports for it;
+* a plain run of the whole job (read, number, dedup, write the kept records as JSONL),
+  timed end to end: the figure compared with the CLI's whole job (`neardup dedup
+  CORPUS -o kept.jsonl`, release build, best of 3).
+
+The kept ids of both must equal the CLI's. Prints a table and writes
+bench-out/spark-NAME.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_binary() -> Path:
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "neardup-cli"], cwd=ROOT, check=True)
+    return ROOT / "target" / "release" / "neardup"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="?", default=str(ROOT / "bench-out" / "rustdocs-text.jsonl"))
+    ap.add_argument("--synth", type=int, default=None, help="bench a generated corpus of about N documents")
+    ap.add_argument("--master", default="local-cluster[2,1,1024]")
+    ap.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
+    args = ap.parse_args()
+    cli = cli_binary()
+    if args.synth:
+        corpus = ROOT / "bench-out" / f"synth-{args.synth}.jsonl"
+        if not corpus.exists():
+            corpus.parent.mkdir(exist_ok=True)
+            base = max(1, int(args.synth / 1.6))
+            subprocess.run([cli, "synth", "--base", str(base), "--min-words", "50", "--max-words", "250",
+                            "--hosts", "1000", "--duplicate-rate", "0.3", "--seed", "3", "-o", corpus],
+                           check=True)
+    else:
+        corpus = Path(args.corpus)
+    if not corpus.exists():
+        sys.exit(f"{corpus} is missing: python3 ../shared/bench/rustdocs_corpus.py {corpus} --text 1.95.0 nightly")
+    docs = sum(1 for _ in open(corpus, "rb"))
+    size = corpus.stat().st_size
+    work = Path(tempfile.mkdtemp(prefix="neardup-spark-bench-"))
+    try:
+        cli_times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            subprocess.run([cli, "dedup", corpus, "-q", "-o", work / "cli-kept.jsonl"], check=True)
+            cli_times.append(time.perf_counter() - t)
+        cli_s = min(cli_times)
+        cli_kept = [json.loads(l)["id"] for l in open(work / "cli-kept.jsonl")]
+
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        from pyspark.sql import SparkSession
+
+        import neardup.spark as nds
+
+        t = time.perf_counter()
+        spark = (SparkSession.builder.master(args.master).appName("neardup-bench")
+                 .config("spark.pyspark.python", sys.executable)
+                 .config("spark.sql.shuffle.partitions", str(args.partitions))
+                 .config("spark.driver.memory", "2g")
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        startup = time.perf_counter() - t
+
+        # Clocked run.
+        clock = nds.StageClock(spark)
+        df = nds.read_inputs(spark, [str(corpus)], None).cache()
+        clock.mark("read and number the records", df)
+        r = nds.dedup(df, ordinal=nds.ORD, clock=clock)
+        r.kept.select("id").write.mode("overwrite").json(str(work / "spark-clocked"))
+        clock.mark("kept records written")
+        clocked_kept = [json.loads(l)["id"] for p in sorted((work / "spark-clocked").glob("part-*"))
+                        for l in open(p)]
+        df.unpersist()
+
+        # Plain run of the whole job.
+        t = time.perf_counter()
+        df = nds.read_inputs(spark, [str(corpus)], None)
+        r = nds.dedup(df, ordinal=nds.ORD)
+        r.kept.coalesce(1).write.mode("overwrite").json(str(work / "spark-kept"))
+        total = time.perf_counter() - t
+        kept = [json.loads(l)["id"] for p in sorted((work / "spark-kept").glob("part-*")) for l in open(p)]
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    same = kept == cli_kept and clocked_kept == cli_kept
+    out = {
+        "corpus": corpus.name, "documents": docs, "bytes": size, "master": args.master,
+        "shuffle_partitions": args.partitions, "cli_seconds": cli_s, "spark_startup_seconds": startup,
+        "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "same_kept_ids": same,
+        "kept": len(kept), "stages": clock.stages,
+    }
+    print(f"{corpus.name}: {docs:,} documents, {size / 1e6:.1f} MB, master {args.master}, "
+          f"{args.partitions} shuffle partitions")
+    print("| stage | seconds | shuffle bytes / document |")
+    print("|---|---:|---:|")
+    for st in clock.stages:
+        sh = st["shuffle_write_bytes"]
+        print(f"| {st['stage']} | {st['seconds']:.1f} | {'' if sh is None else f'{sh / docs:.0f}'} |")
+    shuffled = sum(st["shuffle_write_bytes"] or 0 for st in clock.stages)
+    print(f"| all stages (clocked run) | {sum(st['seconds'] for st in clock.stages):.1f} | {shuffled / docs:.0f} |")
+    print(f"whole job on Spark {total:.1f} s (start-up {startup:.1f} s not included), CLI {cli_s:.2f} s: "
+          f"{total / cli_s:.0f}x the CLI's time; same kept ids as the CLI: {same}")
+    name = corpus.stem
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    (ROOT / "bench-out" / f"spark-{name}.json").write_text(json.dumps(out, indent=2) + "\n")
+    if not same:
+        sys.exit("the Spark job's kept ids differ from the CLI's")
+
+
+if __name__ == "__main__":
+    main()
