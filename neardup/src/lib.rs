@@ -81,6 +81,7 @@ pub mod error;
 pub mod eval;
 pub mod index;
 pub mod io;
+pub mod online;
 pub mod persist;
 pub mod pipeline;
 pub mod sketch;
@@ -89,6 +90,7 @@ pub mod verify;
 
 pub use document::{Body, Document, RejectReason, Rejection};
 pub use error::{Error, Result};
+pub use online::{Deduper, Verdict};
 pub use pipeline::{Dedup, Fate, Pair, PairKind, Pipeline, PipelineBuilder, Preset};
 /// The compressed bitmap of [`Dedup::kept`], re-exported on purpose.
 pub use roaring::RoaringBitmap;

@@ -146,6 +146,16 @@ impl Pipeline {
         self.min_shared
     }
 
+    /// Stage one's big-bucket limits.
+    pub fn bucket_limits(&self) -> BucketLimits {
+        self.limits
+    }
+
+    /// Whether learned boilerplate is attached ([`Pipeline::with_boilerplate`]).
+    pub fn boilerplate_learned(&self) -> bool {
+        self.boilerplate.is_some()
+    }
+
     /// Stage two's "or at least this many shared supershingles" setting, if on.
     pub fn accept_shared(&self) -> Option<usize> {
         self.accept_shared

@@ -1,0 +1,336 @@
+//! Online two-stage dedup: is this document new, or a duplicate of one already stored?
+//!
+//! A [`Deduper`] holds the sketches of the documents it has stored and answers for one
+//! document at a time, from many threads, with the verdict of the pipeline's one rule
+//! ([`crate::verify::Rule`]: the same presets, strategies and site classes as a batch
+//! run):
+//!
+//! 1. the document is sketched (outside any lock);
+//! 2. an equal exact fingerprint among the stored documents makes it an exact duplicate
+//!    of the first such document (in insertion order);
+//! 3. otherwise its candidates are the stored documents in the posting lists of its
+//!    bucket keys (one key per pass of stage one, [`Supershingles::key`]); they are
+//!    judged in insertion order and the first near-duplicate is named.
+//!
+//! **Big posting lists.** A posting list with more than `max_bucket` members (the
+//! pipeline's [`BucketLimits`], default 1,000) contributes its first member and its
+//! last `window` members (default 8) only, so a check costs at most
+//! `passes × (1 + window)` judgements per big list: the online form of the batch
+//! big-bucket rule (a star around the first member, each member with its neighbours).
+//!
+//! **Semantics beside batch `dedup`.** Online, each document is compared with every
+//! stored document (the kept ones, with [`Deduper::check_and_insert`]); there is no
+//! chaining through clusters. A batch run drops `c` when `c ~ b ~ a` even if `c` and `a`
+//! are not near-duplicates; online, `c` is new if `b` was dropped (never stored) and `c`
+//! is not a near-duplicate of `a`. So the online kept set can be larger than batch's.
+//!
+//! [`Deduper::check_and_insert`] is atomic: the check and the insert happen under one
+//! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
+
+use crate::candidates::{BucketLimits, Supershingles};
+use crate::document::{Document, RejectReason};
+use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+use crate::sketch::{Scratch, Sketch, Sketches};
+use crate::verify::{Judgement, PairClass};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+/// The answer for one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Nothing stored is a duplicate of it.
+    New,
+    /// Same normalized term sequence as the stored document `of`.
+    Exact {
+        /// The stored document's id.
+        of: String,
+    },
+    /// A near-duplicate of the stored document `of`, with the rule's parts.
+    Near {
+        /// The stored document's id.
+        of: String,
+        /// The rule's verdict and its parts for the pair.
+        judgement: Judgement,
+    },
+    /// The document cannot be sketched (empty, or over the maximum size).
+    Rejected {
+        /// Why.
+        reason: RejectReason,
+    },
+}
+
+impl Verdict {
+    /// `"new"`, `"exact"`, `"near"` or `"rejected"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::New => "new",
+            Verdict::Exact { .. } => "exact",
+            Verdict::Near { .. } => "near",
+            Verdict::Rejected { .. } => "rejected",
+        }
+    }
+
+    /// The stored document's id, for a duplicate.
+    pub fn of(&self) -> Option<&str> {
+        match self {
+            Verdict::Exact { of } | Verdict::Near { of, .. } => Some(of),
+            _ => None,
+        }
+    }
+}
+
+/// The stored documents: sketches by slot, postings, exact fingerprints.
+struct State {
+    /// Id by slot (slots of removed documents keep their id and sketch; nothing points
+    /// to them any more).
+    ids: Vec<String>,
+    /// Site (interned) by slot.
+    sites: Vec<Option<u32>>,
+    site_names: Vec<String>,
+    site_index: HashMap<String, u32>,
+    sketches: Sketches,
+    /// Slot of each stored id.
+    by_id: HashMap<String, u32>,
+    /// Stored slots by exact fingerprint, in insertion order.
+    exact: HashMap<u128, Vec<u32>>,
+    /// Per pass: stored slots by bucket key, in insertion order.
+    postings: Vec<HashMap<u64, Vec<u32>>>,
+    live: usize,
+}
+
+/// The online deduper (see the module docs). Build one from a pipeline with
+/// [`Deduper::new`]; share it between threads by reference.
+pub struct Deduper {
+    pipeline: Pipeline,
+    generator: Supershingles,
+    passes: usize,
+    state: RwLock<State>,
+}
+
+impl std::fmt::Debug for Deduper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deduper")
+            .field("stage_one", &self.pipeline.describe().0)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl Deduper {
+    /// An empty deduper with `pipeline`'s settings. Stage one must be Broder's
+    /// supershingles (postings need bucket keys); the high-recall union and boilerplate
+    /// removal are batch-only and refused.
+    pub fn new(pipeline: Pipeline) -> Result<Deduper> {
+        let (stage_one, _) = pipeline.describe();
+        if !stage_one.starts_with("broder") {
+            return Err(Error::Config(format!(
+                "the online deduper needs Broder's supershingles as stage one, not {stage_one}"
+            )));
+        }
+        if pipeline.high_recall_threshold().is_some() {
+            return Err(Error::Config(
+                "the online deduper does not support the high-recall union".into(),
+            ));
+        }
+        if pipeline.boilerplate_learned() {
+            return Err(Error::Config(
+                "the online deduper does not support boilerplate removal".into(),
+            ));
+        }
+        let generator = Supershingles {
+            min_shared: pipeline.min_shared(),
+            limits: pipeline.bucket_limits(),
+        };
+        let slots = pipeline.sketcher().config().supershingles;
+        let passes = generator.passes(slots);
+        let sketches = Sketches::new(pipeline.sketcher().config());
+        Ok(Deduper {
+            pipeline,
+            generator,
+            passes,
+            state: RwLock::new(State {
+                ids: Vec::new(),
+                sites: Vec::new(),
+                site_names: Vec::new(),
+                site_index: HashMap::new(),
+                sketches,
+                by_id: HashMap::new(),
+                exact: HashMap::new(),
+                postings: vec![HashMap::new(); passes],
+                live: 0,
+            }),
+        })
+    }
+
+    /// The pipeline whose settings and rule it uses.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// Stored documents.
+    pub fn len(&self) -> usize {
+        self.read().live
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The document's sketch, site and bucket keys, or why it is rejected.
+    fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
+        let (sketch, site) =
+            SCRATCH.with(|s| self.pipeline.sketch_record(doc, &mut s.borrow_mut()))?;
+        let keys = (0..self.passes)
+            .map(|p| self.generator.key(p, &sketch.supershingles))
+            .collect();
+        Ok(Prepared { sketch, site, keys })
+    }
+
+    /// The verdict for `doc` against the stored documents; stores nothing.
+    pub fn check(&self, doc: &Document) -> Verdict {
+        match self.prepare(doc) {
+            Err(reason) => Verdict::Rejected { reason },
+            Ok(p) => self.verdict(&self.read(), &p),
+        }
+    }
+
+    /// Stores `doc` whatever it duplicates (an id already stored is replaced); returns
+    /// the reason when it cannot be sketched.
+    pub fn insert(&self, doc: &Document) -> std::result::Result<(), RejectReason> {
+        let p = self.prepare(doc)?;
+        let mut st = self.write();
+        self.store(&mut st, &doc.id, p);
+        Ok(())
+    }
+
+    /// Checks `doc` and stores it when it is new, atomically: of two racing
+    /// near-duplicates, one is new and the other its duplicate.
+    pub fn check_and_insert(&self, doc: &Document) -> Verdict {
+        let p = match self.prepare(doc) {
+            Err(reason) => return Verdict::Rejected { reason },
+            Ok(p) => p,
+        };
+        let mut st = self.write();
+        let v = self.verdict(&st, &p);
+        if v == Verdict::New {
+            self.store(&mut st, &doc.id, p);
+        }
+        v
+    }
+
+    /// Removes the document `id`; false when it is not stored.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut st = self.write();
+        let Some(slot) = st.by_id.remove(id) else {
+            return false;
+        };
+        self.unstore(&mut st, slot);
+        true
+    }
+
+    fn unstore(&self, st: &mut State, slot: u32) {
+        st.live -= 1;
+        let s = st.sketches.get(slot as usize).to_owned();
+        if let Some(v) = st.exact.get_mut(&s.exact) {
+            v.retain(|&x| x != slot);
+            if v.is_empty() {
+                st.exact.remove(&s.exact);
+            }
+        }
+        for p in 0..self.passes {
+            let key = self.generator.key(p, &s.supershingles);
+            if let Some(v) = st.postings[p].get_mut(&key) {
+                v.retain(|&x| x != slot);
+                if v.is_empty() {
+                    st.postings[p].remove(&key);
+                }
+            }
+        }
+    }
+
+    fn store(&self, st: &mut State, id: &str, p: Prepared) {
+        if let Some(old) = st.by_id.remove(id) {
+            self.unstore(st, old);
+        }
+        let slot = st.ids.len() as u32;
+        st.ids.push(id.to_string());
+        let site = p.site.map(|name| match st.site_index.get(&name) {
+            Some(&i) => i,
+            None => {
+                st.site_names.push(name.clone());
+                let i = (st.site_names.len() - 1) as u32;
+                st.site_index.insert(name, i);
+                i
+            }
+        });
+        st.sites.push(site);
+        st.sketches.push(&p.sketch);
+        st.by_id.insert(id.to_string(), slot);
+        st.exact.entry(p.sketch.exact).or_default().push(slot);
+        for (pass, key) in p.keys.into_iter().enumerate() {
+            st.postings[pass].entry(key).or_default().push(slot);
+        }
+        st.live += 1;
+    }
+
+    fn verdict(&self, st: &State, p: &Prepared) -> Verdict {
+        if let Some(&first) = st.exact.get(&p.sketch.exact).and_then(|v| v.first()) {
+            return Verdict::Exact {
+                of: st.ids[first as usize].clone(),
+            };
+        }
+        let BucketLimits { max_bucket, window } = self.generator.limits;
+        let mut cand: Vec<u32> = Vec::new();
+        for (pass, key) in p.keys.iter().enumerate() {
+            if let Some(list) = st.postings[pass].get(key) {
+                if list.len() <= max_bucket {
+                    cand.extend_from_slice(list);
+                } else {
+                    cand.push(list[0]);
+                    cand.extend_from_slice(&list[list.len() - window.min(list.len())..]);
+                }
+            }
+        }
+        cand.sort_unstable();
+        cand.dedup();
+        let me = p.sketch.as_ref();
+        let site = p.site.as_deref();
+        for slot in cand {
+            let other = st.sites[slot as usize].map(|s| st.site_names[s as usize].as_str());
+            let class = PairClass::of(other, site);
+            let j = self
+                .pipeline
+                .rule()
+                .judge(class, st.sketches.get(slot as usize), me);
+            if j.near_duplicate {
+                return Verdict::Near {
+                    of: st.ids[slot as usize].clone(),
+                    judgement: j,
+                };
+            }
+        }
+        Verdict::New
+    }
+}
+
+struct Prepared {
+    sketch: Sketch,
+    site: Option<String>,
+    keys: Vec<u64>,
+}

@@ -1,0 +1,186 @@
+//! The online deduper against a brute-force scan with the same rule, from one thread and
+//! many, and under racing inserts.
+
+use neardup::synth::{generate, SynthConfig};
+use neardup::verify::PairClass;
+use neardup::{Deduper, Document, Pipeline, Sketch, Verdict};
+
+fn corpus(seed: u64) -> Vec<Document> {
+    generate(&SynthConfig {
+        base_documents: 220,
+        words: (60, 300),
+        duplicate_rate: 0.6,
+        hosts: 5,
+        edit_words: (1, 8),
+        template_sites: 2,
+        html_share: 0.2,
+        seed,
+        ..Default::default()
+    })
+    .documents
+}
+
+fn pipeline(recall: bool) -> Pipeline {
+    let mut b = Pipeline::builder();
+    if recall {
+        b.preset(neardup::Preset::Recall)
+            .strategy(neardup::verify::Strategy::Henzinger {
+                same_site: None,
+                cross_site: None,
+            });
+    }
+    b.build().unwrap()
+}
+
+/// The documented semantics, scanned: each document against every stored one (the new
+/// ones so far) in insertion order; an equal exact fingerprint first, then the first
+/// stored document the rule calls a near-duplicate. No postings, no bucket keys.
+fn brute_force(p: &Pipeline, docs: &[Document]) -> Vec<(String, Option<String>)> {
+    let mut stored: Vec<(String, Sketch, Option<String>)> = Vec::new();
+    let mut scratch = Default::default();
+    let mut out = Vec::new();
+    for d in docs {
+        let Ok((s, site)) = p.sketch_record(d, &mut scratch) else {
+            out.push(("rejected".into(), None));
+            continue;
+        };
+        if let Some((id, ..)) = stored.iter().find(|(_, o, _)| o.exact == s.exact) {
+            out.push(("exact".into(), Some(id.clone())));
+            continue;
+        }
+        let near = stored.iter().find(|(_, o, osite)| {
+            let class = PairClass::of(osite.as_deref(), site.as_deref());
+            p.rule().judge(class, o.as_ref(), s.as_ref()).near_duplicate
+        });
+        match near {
+            Some((id, ..)) => out.push(("near".into(), Some(id.clone()))),
+            None => {
+                out.push(("new".into(), None));
+                stored.push((d.id.clone(), s, site));
+            }
+        }
+    }
+    out
+}
+
+fn label(v: &Verdict) -> (String, Option<String>) {
+    (v.as_str().to_string(), v.of().map(str::to_string))
+}
+
+#[test]
+fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
+    for (recall, seed) in [(false, 1), (true, 2)] {
+        let docs = corpus(seed);
+        let p = pipeline(recall);
+        let want = brute_force(&p, &docs);
+        let d = Deduper::new(p).unwrap();
+        let got: Vec<_> = docs.iter().map(|x| label(&d.check_and_insert(x))).collect();
+        assert_eq!(got, want, "recall preset: {recall}");
+        let count = |k: &str| got.iter().filter(|(v, _)| v == k).count();
+        assert!(count("near") > 10 && count("exact") > 5 && count("new") > 100);
+        assert_eq!(d.len(), count("new"));
+    }
+}
+
+#[test]
+fn checks_from_eight_threads_equal_checks_from_one() {
+    let docs = corpus(3);
+    let (first, rest) = docs.split_at(docs.len() / 2);
+    let d = Deduper::new(pipeline(false)).unwrap();
+    for x in first {
+        d.check_and_insert(x);
+    }
+    let one: Vec<_> = rest.iter().map(|x| label(&d.check(x))).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(8)
+        .build()
+        .unwrap();
+    let eight: Vec<_> = pool.install(|| {
+        use rayon::prelude::*;
+        rest.par_iter().map(|x| label(&d.check(x))).collect()
+    });
+    assert_eq!(one, eight);
+    assert!(one.iter().any(|(v, _)| v != "new"));
+}
+
+#[test]
+fn racing_near_duplicates_are_never_both_new() {
+    let base: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+    let p = pipeline(false);
+    for round in 0..20 {
+        let d = Deduper::new(p.clone()).unwrap();
+        // Sixteen near-duplicates (a different last word each; every pair is one the rule
+        // accepts), inserted by 8 threads at once.
+        let docs: Vec<Document> = (0..16)
+            .map(|i| {
+                let mut words = base.clone();
+                words.push(format!("last{round}x{i}"));
+                Document::text(format!("r{round}-{i}"), words.join(" "))
+            })
+            .collect();
+        let mut scratch = Default::default();
+        let sk: Vec<_> = docs
+            .iter()
+            .map(|x| p.sketch_record(x, &mut scratch).unwrap().0)
+            .collect();
+        for a in &sk {
+            for b in &sk {
+                assert!(
+                    p.rule()
+                        .judge(PairClass::Unknown, a.as_ref(), b.as_ref())
+                        .near_duplicate
+                );
+            }
+        }
+        let verdicts: Vec<Verdict> = std::thread::scope(|s| {
+            let handles: Vec<_> = docs
+                .chunks(2)
+                .map(|c| {
+                    let d = &d;
+                    s.spawn(move || c.iter().map(|x| d.check_and_insert(x)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        let new = verdicts.iter().filter(|v| **v == Verdict::New).count();
+        assert_eq!(new, 1, "round {round}: {verdicts:?}");
+        assert_eq!(d.len(), 1);
+    }
+}
+
+#[test]
+fn remove_and_replace() {
+    let d = Deduper::new(pipeline(false)).unwrap();
+    let text: String = (0..200).map(|i| format!("t{i} ")).collect();
+    let a = Document::text("a", text.clone());
+    let b = Document::text("b", text.clone());
+    assert_eq!(d.check_and_insert(&a), Verdict::New);
+    assert_eq!(d.check(&b), Verdict::Exact { of: "a".into() });
+    assert!(d.remove("a"));
+    assert!(!d.remove("a"));
+    assert_eq!(d.check(&b), Verdict::New);
+    assert!(d.is_empty());
+    // Inserting an id again replaces its document.
+    d.insert(&a).unwrap();
+    d.insert(&Document::text(
+        "a",
+        "something else entirely, with other words",
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d.check(&b), Verdict::New);
+    assert!(matches!(
+        d.check(&Document::text("e", "   ")),
+        Verdict::Rejected { .. }
+    ));
+}
+
+#[test]
+fn batch_only_settings_are_refused() {
+    let mut b = Pipeline::builder();
+    b.high_recall(Some(380));
+    assert!(Deduper::new(b.build().unwrap()).is_err());
+}
