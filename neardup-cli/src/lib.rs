@@ -65,6 +65,13 @@ pub enum Command {
     #[command(after_help = "Example:
   neardup eval --pairs judged.jsonl --sweep --json eval.json --plot pr.svg")]
     Eval(EvalArgs),
+    /// The online deduper behind a pipe: JSONL records on stdin, one verdict line per
+    /// record on stdout (`id`, `verdict`: new / exact / near / rejected, `of`), flushed
+    /// per line; with `--state DIR` it survives restarts and crashes.
+    #[command(after_help = "Example (an indexing job's filter):
+  producer | neardup stream --state seen/ | consumer
+  echo '{\"id\": \"a\", \"text\": \"hello world\"}' | neardup stream")]
+    Stream(cmd::stream::StreamArgs),
     /// Generate a corpus with planted near-duplicates and its ground truth.
     #[command(after_help = "Example (the bundled demo corpus):
   neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
@@ -146,6 +153,7 @@ pub fn run() -> i32 {
         Command::Dedup(a) => cmd::dedup::dedup(a).map(|_| ()),
         Command::Pair(a) => cmd::pair::pair(a),
         Command::Synth(a) => cmd::synth::synth(a),
+        Command::Stream(a) => cmd::stream::stream(a),
         Command::Eval(a) => cmd::eval::eval(a),
         Command::Sketch(a) => cmd::sketch::sketch(a),
         Command::Index(c) => cmd::index::index(c),

@@ -74,7 +74,10 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
         let p = pipeline(recall);
         let want = brute_force(&p, &docs);
         let d = Deduper::new(p).unwrap();
-        let got: Vec<_> = docs.iter().map(|x| label(&d.check_and_insert(x))).collect();
+        let got: Vec<_> = docs
+            .iter()
+            .map(|x| label(&d.check_and_insert(x).unwrap()))
+            .collect();
         assert_eq!(got, want, "recall preset: {recall}");
         let count = |k: &str| got.iter().filter(|(v, _)| v == k).count();
         assert!(count("near") > 10 && count("exact") > 5 && count("new") > 100);
@@ -88,7 +91,7 @@ fn checks_from_eight_threads_equal_checks_from_one() {
     let (first, rest) = docs.split_at(docs.len() / 2);
     let d = Deduper::new(pipeline(false)).unwrap();
     for x in first {
-        d.check_and_insert(x);
+        d.check_and_insert(x).unwrap();
     }
     let one: Vec<_> = rest.iter().map(|x| label(&d.check(x))).collect();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -137,7 +140,11 @@ fn racing_near_duplicates_are_never_both_new() {
                 .chunks(2)
                 .map(|c| {
                     let d = &d;
-                    s.spawn(move || c.iter().map(|x| d.check_and_insert(x)).collect::<Vec<_>>())
+                    s.spawn(move || {
+                        c.iter()
+                            .map(|x| d.check_and_insert(x).unwrap())
+                            .collect::<Vec<_>>()
+                    })
                 })
                 .collect();
             handles
@@ -157,14 +164,17 @@ fn remove_and_replace() {
     let text: String = (0..200).map(|i| format!("t{i} ")).collect();
     let a = Document::text("a", text.clone());
     let b = Document::text("b", text.clone());
-    assert_eq!(d.check_and_insert(&a), Verdict::New);
+    assert_eq!(d.check_and_insert(&a).unwrap(), Verdict::New);
+    // A retry of a stored document changes nothing.
+    assert_eq!(d.check_and_insert(&a).unwrap(), Verdict::New);
+    assert_eq!(d.len(), 1);
     assert_eq!(d.check(&b), Verdict::Exact { of: "a".into() });
-    assert!(d.remove("a"));
-    assert!(!d.remove("a"));
+    assert!(d.remove("a").unwrap());
+    assert!(!d.remove("a").unwrap());
     assert_eq!(d.check(&b), Verdict::New);
     assert!(d.is_empty());
     // Inserting an id again replaces its document.
-    d.insert(&a).unwrap();
+    assert_eq!(d.insert(&a).unwrap(), Verdict::New);
     d.insert(&Document::text(
         "a",
         "something else entirely, with other words",
@@ -183,4 +193,61 @@ fn batch_only_settings_are_refused() {
     let mut b = Pipeline::builder();
     b.high_recall(Some(380));
     assert!(Deduper::new(b.build().unwrap()).is_err());
+}
+
+#[test]
+fn state_survives_reopening_torn_tails_and_compaction() {
+    let docs = corpus(4);
+    let p = pipeline(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state");
+    let one_pass: Vec<_> = {
+        let d = Deduper::new(p.clone()).unwrap();
+        docs.iter()
+            .map(|x| label(&d.check_and_insert(x).unwrap()))
+            .collect()
+    };
+    let (a, b) = docs.split_at(docs.len() / 2);
+    let mut got = Vec::new();
+    {
+        let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Always).unwrap();
+        got.extend(a.iter().map(|x| label(&d.check_and_insert(x).unwrap())));
+    }
+    let log = path.join("log.0");
+    let whole = std::fs::read(&log).unwrap();
+    // A torn tail (the last entry cut short, then garbage) is dropped on opening.
+    let mut torn = whole.clone();
+    torn.extend_from_slice(&whole[12..40]);
+    std::fs::write(&log, &torn).unwrap();
+    {
+        let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Always).unwrap();
+        assert_eq!(
+            std::fs::read(&log).unwrap(),
+            whole,
+            "the torn tail is cut off"
+        );
+        let (b1, b2) = b.split_at(b.len() / 2);
+        got.extend(b1.iter().map(|x| label(&d.check_and_insert(x).unwrap())));
+        d.compact().unwrap();
+        assert!(path.join("snapshot.1").exists() && !path.join("snapshot.0").exists());
+        got.extend(b2.iter().map(|x| label(&d.check_and_insert(x).unwrap())));
+    }
+    assert_eq!(
+        got, one_pass,
+        "restarts, a torn tail and a compaction change no verdict"
+    );
+    let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Never).unwrap();
+    let stored = one_pass.iter().filter(|(v, _)| v == "new").count();
+    assert_eq!(d.len(), stored);
+    // Removals are logged too.
+    let first = docs[0].id.clone();
+    assert!(d.remove(&first).unwrap());
+    drop(d);
+    let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Always).unwrap();
+    assert_eq!(d.len(), stored - 1);
+    assert_eq!(d.check(&docs[0]), Verdict::New);
+    // A state made with other sketch settings is refused.
+    let mut other = Pipeline::builder();
+    other.preset(neardup::Preset::Recall);
+    assert!(Deduper::open(&path, other.build().unwrap(), Default::default()).is_err());
 }

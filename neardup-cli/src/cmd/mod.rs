@@ -5,4 +5,5 @@ pub mod eval;
 pub mod index;
 pub mod pair;
 pub mod sketch;
+pub mod stream;
 pub mod synth;

@@ -27,9 +27,14 @@
 //! [`Deduper::check_and_insert`] is atomic: the check and the insert happen under one
 //! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
 
+mod state;
+
+pub use state::SyncPolicy;
+
 use crate::candidates::{BucketLimits, Supershingles};
 use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
+use crate::persist::sketches::SavedSketches;
 use crate::pipeline::Pipeline;
 use crate::sketch::{Scratch, Sketch, Sketches};
 use crate::verify::{Judgement, PairClass};
@@ -99,6 +104,8 @@ struct State {
     /// Per pass: stored slots by bucket key, in insertion order.
     postings: Vec<HashMap<u64, Vec<u32>>>,
     live: usize,
+    /// The durable log, for a deduper opened on a directory.
+    log: Option<state::Log>,
 }
 
 /// The online deduper (see the module docs). Build one from a pipeline with
@@ -165,8 +172,77 @@ impl Deduper {
                 exact: HashMap::new(),
                 postings: vec![HashMap::new(); passes],
                 live: 0,
+                log: None,
             }),
         })
+    }
+
+    /// A deduper whose state lives in the directory `dir` (created when missing): the
+    /// stored documents of its snapshot and log are restored, a torn last log entry is
+    /// dropped, and every change is logged before it is applied or acknowledged, flushed
+    /// as `sync` says (see [`SyncPolicy`] for what a crash can lose). The state must
+    /// have been made with the same sketch settings.
+    pub fn open(dir: &std::path::Path, pipeline: Pipeline, sync: SyncPolicy) -> Result<Deduper> {
+        let d = Deduper::new(pipeline)?;
+        let (snap, entries, log) = state::open(dir, d.pipeline.sketcher().config(), sync)?;
+        {
+            let mut st = d.write();
+            for (i, id) in snap.ids.iter().enumerate() {
+                let p = d.prepared(snap.sketches.get(i).to_owned(), snap.sites[i].clone());
+                d.store(&mut st, id, p);
+            }
+            for e in entries {
+                match e {
+                    state::Entry::Insert { id, site, sketch } => {
+                        let p = d.prepared(sketch, site);
+                        d.store(&mut st, &id, p);
+                    }
+                    state::Entry::Remove { id } => {
+                        if let Some(slot) = st.by_id.remove(&id) {
+                            d.unstore(&mut st, slot);
+                        }
+                    }
+                }
+            }
+            st.log = Some(log);
+        }
+        Ok(d)
+    }
+
+    /// Rewrites the state directory as one snapshot of the stored documents (atomically)
+    /// and an empty log; nothing for a deduper in memory.
+    pub fn compact(&self) -> Result<()> {
+        let mut st = self.write();
+        if st.log.is_none() {
+            return Ok(());
+        }
+        let cfg = self.pipeline.sketcher().config();
+        let mut snap = SavedSketches {
+            config: cfg.clone(),
+            ids: Vec::with_capacity(st.live),
+            sites: Vec::with_capacity(st.live),
+            sketches: Sketches::new(cfg),
+        };
+        for (slot, id) in st.ids.iter().enumerate() {
+            if st.by_id.get(id) == Some(&(slot as u32)) {
+                snap.ids.push(id.clone());
+                snap.sites
+                    .push(st.sites[slot].map(|s| st.site_names[s as usize].clone()));
+                snap.sketches.push(&st.sketches.get(slot).to_owned());
+            }
+        }
+        if let Some(log) = st.log.as_mut() {
+            log.compact(&snap)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the log to the disk now (whatever the sync policy).
+    pub fn sync(&self) -> Result<()> {
+        match self.write().log.as_mut() {
+            Some(log) => log.sync(),
+            None => Ok(()),
+        }
     }
 
     /// The pipeline whose settings and rule it uses.
@@ -196,10 +272,14 @@ impl Deduper {
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         let (sketch, site) =
             SCRATCH.with(|s| self.pipeline.sketch_record(doc, &mut s.borrow_mut()))?;
+        Ok(self.prepared(sketch, site))
+    }
+
+    fn prepared(&self, sketch: Sketch, site: Option<String>) -> Prepared {
         let keys = (0..self.passes)
             .map(|p| self.generator.key(p, &sketch.supershingles))
             .collect();
-        Ok(Prepared { sketch, site, keys })
+        Prepared { sketch, site, keys }
     }
 
     /// The verdict for `doc` against the stored documents; stores nothing.
@@ -210,38 +290,65 @@ impl Deduper {
         }
     }
 
-    /// Stores `doc` whatever it duplicates (an id already stored is replaced); returns
-    /// the reason when it cannot be sketched.
-    pub fn insert(&self, doc: &Document) -> std::result::Result<(), RejectReason> {
-        let p = self.prepare(doc)?;
-        let mut st = self.write();
-        self.store(&mut st, &doc.id, p);
-        Ok(())
-    }
-
-    /// Checks `doc` and stores it when it is new, atomically: of two racing
-    /// near-duplicates, one is new and the other its duplicate.
-    pub fn check_and_insert(&self, doc: &Document) -> Verdict {
+    /// Stores `doc` whatever it duplicates (an id already stored is replaced) and
+    /// returns the verdict it had before; a rejected document is not stored. An error is
+    /// a failure to log the change (nothing was applied).
+    pub fn insert(&self, doc: &Document) -> Result<Verdict> {
         let p = match self.prepare(doc) {
-            Err(reason) => return Verdict::Rejected { reason },
+            Err(reason) => return Ok(Verdict::Rejected { reason }),
             Ok(p) => p,
         };
         let mut st = self.write();
         let v = self.verdict(&st, &p);
-        if v == Verdict::New {
-            self.store(&mut st, &doc.id, p);
-        }
-        v
+        self.log_insert(&mut st, &doc.id, &p)?;
+        self.store(&mut st, &doc.id, p);
+        Ok(v)
     }
 
-    /// Removes the document `id`; false when it is not stored.
-    pub fn remove(&self, id: &str) -> bool {
-        let mut st = self.write();
-        let Some(slot) = st.by_id.remove(id) else {
-            return false;
+    /// Checks `doc` and stores it when it is new, atomically: of two racing
+    /// near-duplicates, one is new and the other its duplicate. A document whose id is
+    /// already stored with the same exact fingerprint is a retry: [`Verdict::New`],
+    /// nothing changes (so a client may resend what it got no answer for). An error is
+    /// a failure to log the change (nothing was applied).
+    pub fn check_and_insert(&self, doc: &Document) -> Result<Verdict> {
+        let p = match self.prepare(doc) {
+            Err(reason) => return Ok(Verdict::Rejected { reason }),
+            Ok(p) => p,
         };
+        let mut st = self.write();
+        if let Some(&slot) = st.by_id.get(&doc.id) {
+            if st.sketches.get(slot as usize).exact == p.sketch.exact {
+                return Ok(Verdict::New);
+            }
+        }
+        let v = self.verdict(&st, &p);
+        if v == Verdict::New {
+            self.log_insert(&mut st, &doc.id, &p)?;
+            self.store(&mut st, &doc.id, p);
+        }
+        Ok(v)
+    }
+
+    /// Removes the document `id`; false when it is not stored. An error is a failure to
+    /// log the change (nothing was applied).
+    pub fn remove(&self, id: &str) -> Result<bool> {
+        let mut st = self.write();
+        let Some(&slot) = st.by_id.get(id) else {
+            return Ok(false);
+        };
+        if let Some(log) = st.log.as_mut() {
+            log.remove(id)?;
+        }
+        st.by_id.remove(id);
         self.unstore(&mut st, slot);
-        true
+        Ok(true)
+    }
+
+    fn log_insert(&self, st: &mut State, id: &str, p: &Prepared) -> Result<()> {
+        if let Some(log) = st.log.as_mut() {
+            log.insert(id, p.site.as_deref(), p.sketch.as_ref())?;
+        }
+        Ok(())
     }
 
     fn unstore(&self, st: &mut State, slot: u32) {

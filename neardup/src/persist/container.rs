@@ -157,6 +157,11 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// A cursor over `data` from its start.
+    pub fn new(data: &'a [u8]) -> Cursor<'a> {
+        Cursor { data, at: 0 }
+    }
+
     /// Bytes left.
     pub fn remaining(&self) -> usize {
         self.data.len() - self.at

@@ -30,8 +30,8 @@
 //! wrong sketches.
 
 use crate::error::{Error, Result};
-use crate::persist::container::{self, Kind, Parts};
-use crate::sketch::{Sketch, SketchConfig, Sketches};
+use crate::persist::container::{self, Cursor, Kind, Parts};
+use crate::sketch::{Sketch, SketchConfig, SketchRef, Sketches};
 use std::path::Path;
 
 /// Magic bytes at the start of a sketch file.
@@ -87,24 +87,12 @@ impl SavedSketches {
             for (i, id) in self.ids.iter().enumerate() {
                 let s = self.sketches.get(i);
                 buf.clear();
-                buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
-                buf.extend_from_slice(id.as_bytes());
-                match self.sites.get(i).and_then(|s| s.as_deref()) {
-                    Some(site) => {
-                        buf.extend_from_slice(&(site.len() as u32).to_le_bytes());
-                        buf.extend_from_slice(site.as_bytes());
-                    }
-                    None => buf.extend_from_slice(&u32::MAX.to_le_bytes()),
-                }
-                for v in s.supershingles.iter().chain(s.charikar) {
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-                buf.extend_from_slice(&s.simhash.to_le_bytes());
-                buf.extend_from_slice(&s.exact.to_le_bytes());
-                buf.extend_from_slice(&s.terms.to_le_bytes());
-                for v in s.pugh {
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
+                encode_record(
+                    &mut buf,
+                    id,
+                    self.sites.get(i).and_then(|s| s.as_deref()),
+                    s,
+                );
                 put(&buf)?;
             }
             Ok(())
@@ -142,39 +130,9 @@ impl SavedSketches {
         let mut sites = Vec::with_capacity(count as usize);
         let mut sketches = Sketches::new(&config);
         for i in 0..count {
-            let idlen = r.u32()? as usize;
-            let id = std::str::from_utf8(r.bytes(idlen)?)
-                .map_err(|_| r.error(format!("record {i}: id is not UTF-8")))?
-                .to_string();
-            let site = match with_sites.then(|| r.u32()).transpose()? {
-                None | Some(u32::MAX) => None,
-                Some(len) => Some(
-                    std::str::from_utf8(r.bytes(len as usize)?)
-                        .map_err(|_| r.error(format!("record {i}: site is not UTF-8")))?
-                        .to_string(),
-                ),
-            };
+            let (id, site, sketch) = decode_record(&mut r, &config, with_sites, i)?;
             sites.push(site);
-            let mut vals = Vec::with_capacity(ss + words);
-            for _ in 0..ss + words {
-                vals.push(r.u64()?);
-            }
-            let simhash = r.u64()?;
-            let exact = r.u128()?;
-            let terms = r.u32()?;
-            let mut pugh = Vec::with_capacity(pw);
-            for _ in 0..pw {
-                pugh.push(r.u64()?);
-            }
-            let charikar = vals.split_off(ss);
-            sketches.push(&Sketch {
-                supershingles: vals,
-                charikar,
-                simhash,
-                exact,
-                terms,
-                pugh,
-            });
+            sketches.push(&sketch);
             ids.push(id);
         }
         if r.remaining() != 0 {
@@ -190,4 +148,75 @@ impl SavedSketches {
             sketches,
         })
     }
+}
+
+/// Appends one record (id, site, sketch) in the version-3 layout to `buf`.
+pub(crate) fn encode_record(buf: &mut Vec<u8>, id: &str, site: Option<&str>, s: SketchRef<'_>) {
+    buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
+    buf.extend_from_slice(id.as_bytes());
+    match site {
+        Some(site) => {
+            buf.extend_from_slice(&(site.len() as u32).to_le_bytes());
+            buf.extend_from_slice(site.as_bytes());
+        }
+        None => buf.extend_from_slice(&u32::MAX.to_le_bytes()),
+    }
+    for v in s.supershingles.iter().chain(s.charikar) {
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+    buf.extend_from_slice(&s.simhash.to_le_bytes());
+    buf.extend_from_slice(&s.exact.to_le_bytes());
+    buf.extend_from_slice(&s.terms.to_le_bytes());
+    for v in s.pugh {
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads one record (record number `i`, for errors) laid out for `config`; `with_sites`
+/// for version 3.
+pub(crate) fn decode_record(
+    r: &mut Cursor<'_>,
+    config: &SketchConfig,
+    with_sites: bool,
+    i: u64,
+) -> Result<(String, Option<String>, Sketch)> {
+    let ss = config.supershingles;
+    let words = config.charikar_bits / 64;
+    let pw = config.pugh.map_or(0, |p| p.width());
+    let idlen = r.u32()? as usize;
+    let id = std::str::from_utf8(r.bytes(idlen)?)
+        .map_err(|_| r.error(format!("record {i}: id is not UTF-8")))?
+        .to_string();
+    let site = match with_sites.then(|| r.u32()).transpose()? {
+        None | Some(u32::MAX) => None,
+        Some(len) => Some(
+            std::str::from_utf8(r.bytes(len as usize)?)
+                .map_err(|_| r.error(format!("record {i}: site is not UTF-8")))?
+                .to_string(),
+        ),
+    };
+    let mut vals = Vec::with_capacity(ss + words);
+    for _ in 0..ss + words {
+        vals.push(r.u64()?);
+    }
+    let simhash = r.u64()?;
+    let exact = r.u128()?;
+    let terms = r.u32()?;
+    let mut pugh = Vec::with_capacity(pw);
+    for _ in 0..pw {
+        pugh.push(r.u64()?);
+    }
+    let charikar = vals.split_off(ss);
+    Ok((
+        id,
+        site,
+        Sketch {
+            supershingles: vals,
+            charikar,
+            simhash,
+            exact,
+            terms,
+            pugh,
+        },
+    ))
 }

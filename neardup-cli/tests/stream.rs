@@ -1,0 +1,154 @@
+//! `neardup stream`: verdict lines in order; a restart between two halves, or a SIGKILL at
+//! chosen points and a reopen, give the verdicts of one uninterrupted pass.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_neardup")
+}
+
+fn corpus(dir: &Path) -> Vec<String> {
+    let path = dir.join("corpus.jsonl");
+    let out = Command::new(bin())
+        .args([
+            "synth",
+            "--base",
+            "400",
+            "--min-words",
+            "60",
+            "--max-words",
+            "250",
+            "--duplicate-rate",
+            "0.5",
+            "--hosts",
+            "6",
+            "--seed",
+            "9",
+            "-o",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // A bad record among them: rejected, in its place.
+    lines.insert(17, r#"{"id": "bad"}"#.to_owned());
+    lines
+}
+
+/// Streams `lines` through `neardup stream [state]`; the verdict lines.
+fn stream(lines: &[String], state: Option<&Path>) -> Vec<String> {
+    let mut cmd = Command::new(bin());
+    cmd.arg("stream");
+    if let Some(s) = state {
+        cmd.arg("--state").arg(s);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = lines.join("\n") + "\n";
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn verdict_lines_in_order_and_a_restart_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = corpus(dir.path());
+    let one = stream(&lines, None);
+    assert_eq!(one.len(), lines.len());
+    for (l, v) in lines.iter().zip(&one) {
+        let rec: serde_json::Value = serde_json::from_str(l).unwrap();
+        let v: serde_json::Value = serde_json::from_str(v).unwrap();
+        assert_eq!(rec["id"], v["id"]);
+        match v["verdict"].as_str().unwrap() {
+            "new" | "rejected" => assert!(v["of"].is_null()),
+            "exact" | "near" => assert!(v["of"].is_string()),
+            other => panic!("verdict {other}"),
+        }
+    }
+    let count = |k: &str| {
+        one.iter()
+            .filter(|v| v.contains(&format!("\"{k}\"")))
+            .count()
+    };
+    assert!(count("near") > 20 && count("exact") > 5 && count("rejected") == 1);
+    let state = dir.path().join("state");
+    let (a, b) = lines.split_at(lines.len() / 2);
+    let mut two = stream(a, Some(&state));
+    two.extend(stream(b, Some(&state)));
+    assert_eq!(two, one);
+}
+
+#[test]
+fn a_killed_stream_reopens_with_what_it_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = corpus(dir.path());
+    let one = stream(&lines, None);
+    for (n, kill_after) in [5usize, 97, 301, 555].into_iter().enumerate() {
+        let state = dir.path().join(format!("state{n}"));
+        let mut child = Command::new(bin())
+            .arg("stream")
+            .arg("--state")
+            .arg(&state)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = lines.join("\n") + "\n";
+        // The writer stops with a broken pipe once the process is killed.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let mut acknowledged = Vec::new();
+        while acknowledged.len() < kill_after {
+            let mut l = String::new();
+            assert!(reader.read_line(&mut l).unwrap() > 0);
+            acknowledged.push(l.trim_end().to_owned());
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        writer.join().unwrap();
+        assert_eq!(acknowledged[..], one[..kill_after]);
+        // Every acknowledged new record is stored: a copy under another id is its
+        // duplicate.
+        let probes: Vec<String> = acknowledged
+            .iter()
+            .zip(&lines)
+            .filter(|(v, _)| v.contains("\"new\""))
+            .map(|(_, l)| {
+                let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+                let id = rec["id"].as_str().unwrap().to_owned();
+                rec["id"] = format!("probe-{id}").into();
+                rec.to_string()
+            })
+            .collect();
+        // Resending everything not acknowledged gives the uninterrupted run's verdicts.
+        let rest = stream(&lines[kill_after..], Some(&state));
+        assert_eq!(
+            rest[..],
+            one[kill_after..],
+            "killed after {kill_after} lines"
+        );
+        let probed = stream(&probes, Some(&state));
+        assert!(probed.iter().all(|v| v.contains("\"exact\"")), "{probed:?}");
+    }
+}
