@@ -16,7 +16,9 @@ Quick start::
 
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
 ``bucket_pairs``, ``verify_pairs``. The simhash index: ``SimhashIndex`` and
-``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``.
+``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
+jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
+that survives restarts).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from . import _native
 from ._native import (
     Dedup,
+    Deduper,
     Fate,
     Pair,
     SimhashIndex,
@@ -41,6 +44,7 @@ __version__: str = _native.__version__
 
 __all__ = [
     "Dedup",
+    "Deduper",
     "Fate",
     "Pair",
     "Pipeline",

@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional, Union
 
 from ._native import (
     Dedup as Dedup,
+    Deduper as Deduper,
     Docs,
     Fate as Fate,
     Pair as Pair,

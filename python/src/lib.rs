@@ -12,11 +12,13 @@
 //! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `verify_pairs` |
 //! | [`measures`] | `pair`, `evaluate_pairs` |
 //! | [`simhash`] | `SimhashIndex`, `simhash_all_pairs` |
+//! | [`online`] | `Deduper`, the online two-stage deduper |
 #![deny(missing_docs)]
 
 pub mod blocks;
 pub mod convert;
 pub mod measures;
+pub mod online;
 pub mod params;
 pub mod records;
 pub mod run;
@@ -51,6 +53,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<run::Fate>()?;
     m.add_class::<run::Pair>()?;
     m.add_class::<simhash::SimhashIndex>()?;
+    m.add_class::<online::Deduper>()?;
     m.add_function(wrap_pyfunction!(run::dedup_file, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::sketch_batch, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::bucket_pairs, m)?)?;

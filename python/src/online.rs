@@ -1,0 +1,177 @@
+//! `Deduper`: the library's online two-stage deduper (`neardup::Deduper`), in memory or
+//! on a state directory.
+
+use crate::records::record;
+use crate::run::{without_gil, Pipeline};
+use neardup::online::SyncPolicy;
+use neardup::Verdict;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The online deduper: is this document new, or a duplicate of one already stored?
+///
+/// `Deduper(preset=None, state=None, sync="always", **params)`: the keywords are
+/// `Pipeline`'s (the same verdict as a batch run: presets, strategies, site classes).
+/// `state`: a directory that keeps the stored documents across restarts and crashes
+/// (a snapshot and a log); `sync`: `"always"`, `"never"`, or an int N (flush every N
+/// changes). Records are what `Pipeline.run` takes one at a time: a dict, an
+/// `(id, text[, url])` tuple or a str. Verdicts are dicts: `id`, `verdict` (`"new"`,
+/// `"exact"`, `"near"` or `"rejected"`), `of` (the stored id) and, for a rejection,
+/// `reason`. Thread-safe; the GIL is released while it works.
+#[pyclass(module = "neardup._native", frozen)]
+pub struct Deduper {
+    inner: Arc<neardup::Deduper>,
+    fields: neardup::io::Fields,
+    seen: AtomicU64,
+}
+
+fn sync_policy(v: Option<&Bound<'_, PyAny>>) -> PyResult<SyncPolicy> {
+    let Some(v) = v else {
+        return Ok(SyncPolicy::Always);
+    };
+    if let Ok(n) = v.extract::<u32>() {
+        if n == 0 {
+            return Err(PyValueError::new_err("sync: a positive number of changes"));
+        }
+        return Ok(SyncPolicy::Every {
+            entries: n,
+            millis: u64::MAX,
+        });
+    }
+    match v.extract::<String>()?.as_str() {
+        "always" => Ok(SyncPolicy::Always),
+        "never" => Ok(SyncPolicy::Never),
+        other => Err(PyValueError::new_err(format!(
+            "sync: \"always\", \"never\" or a number of changes, not {other:?}"
+        ))),
+    }
+}
+
+fn verdict_dict<'py>(
+    py: Python<'py>,
+    id: Option<&str>,
+    v: &Verdict,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", id)?;
+    d.set_item("verdict", v.as_str())?;
+    d.set_item("of", v.of())?;
+    if let Verdict::Rejected { reason } = v {
+        d.set_item("reason", reason.to_string())?;
+    }
+    Ok(d)
+}
+
+impl Deduper {
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        doc: &Bound<'py, PyAny>,
+        f: impl FnOnce(&neardup::Deduper, &neardup::Document) -> neardup::Result<Verdict> + Send,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let at = self.seen.fetch_add(1, Ordering::Relaxed);
+        match record(doc, &self.fields, at) {
+            Err(rej) => verdict_dict(
+                py,
+                rej.id.as_deref(),
+                &Verdict::Rejected { reason: rej.reason },
+            ),
+            Ok(d) => {
+                let inner = self.inner.clone();
+                let doc = d.clone();
+                let v = without_gil(py, move || f(&inner, &doc).map_err(crate::to_py_err))?;
+                verdict_dict(py, Some(&d.id), &v)
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Deduper {
+    #[new]
+    #[pyo3(signature = (preset=None, state=None, sync=None, **params))]
+    fn new(
+        py: Python<'_>,
+        preset: Option<&Bound<'_, PyAny>>,
+        state: Option<PathBuf>,
+        sync: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Deduper> {
+        let kw = match params {
+            Some(p) => p.copy()?,
+            None => PyDict::new(py),
+        };
+        if let Some(p) = preset {
+            kw.set_item("preset", p)?;
+        }
+        let p = Pipeline::from_kwargs(Some(&kw))?;
+        let pipeline = p.pipeline()?;
+        let fields = p.fields().clone();
+        let sync = sync_policy(sync)?;
+        let inner = without_gil(py, move || {
+            match state {
+                Some(dir) => neardup::Deduper::open(&dir, pipeline, sync),
+                None => neardup::Deduper::new(pipeline),
+            }
+            .map_err(crate::to_py_err)
+        })?;
+        Ok(Deduper {
+            inner: Arc::new(inner),
+            fields,
+            seen: AtomicU64::new(0),
+        })
+    }
+
+    /// The verdict for `doc` against the stored documents; stores nothing.
+    fn check<'py>(&self, py: Python<'py>, doc: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        self.run(py, doc, |d, x| Ok(d.check(x)))
+    }
+
+    /// Checks `doc` and stores it when it is new, atomically (two racing near-duplicates
+    /// cannot both be new); resending a stored document is a retry: `"new"`, nothing
+    /// changes.
+    fn check_and_insert<'py>(
+        &self,
+        py: Python<'py>,
+        doc: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.run(py, doc, |d, x| d.check_and_insert(x))
+    }
+
+    /// Stores `doc` whatever it duplicates (an id already stored is replaced); returns
+    /// the verdict it had before.
+    fn insert<'py>(
+        &self,
+        py: Python<'py>,
+        doc: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.run(py, doc, |d, x| d.insert(x))
+    }
+
+    /// Removes the stored document `id`; False when it is not stored.
+    fn remove(&self, py: Python<'_>, id: String) -> PyResult<bool> {
+        let inner = self.inner.clone();
+        without_gil(py, move || inner.remove(&id).map_err(crate::to_py_err))
+    }
+
+    /// Rewrites the state directory as one snapshot and an empty log (nothing in memory).
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let inner = self.inner.clone();
+        without_gil(py, move || inner.compact().map_err(crate::to_py_err))
+    }
+
+    /// Flushes the state's log to the disk now.
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        let inner = self.inner.clone();
+        without_gil(py, move || inner.sync().map_err(crate::to_py_err))
+    }
+
+    /// The number of stored documents.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}

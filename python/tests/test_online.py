@@ -1,0 +1,86 @@
+"""neardup.Deduper: the verdicts of `neardup stream`, a state directory that survives
+reopening, and atomic check_and_insert from many threads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+
+import pytest
+
+import neardup
+from conftest import read_jsonl
+
+
+def stream_cli(cli, lines, flags=()):
+    args = [cli, "stream", *flags]
+    out = subprocess.run(args, input="".join(l + "\n" for l in lines), capture_output=True,
+                         text=True, check=True).stdout
+    return [json.loads(l) for l in out.splitlines()]
+
+
+def test_deduper_gives_the_verdicts_of_neardup_stream(cli, corpus, tmp_path):
+    rows = read_jsonl(corpus)
+    want = stream_cli(cli, [json.dumps(r) for r in rows])
+    d = neardup.Deduper()
+    got = [d.check_and_insert(r) for r in rows]
+    assert [(g["id"], g["verdict"], g["of"]) for g in got] == [(w["id"], w["verdict"], w["of"]) for w in want]
+    assert len(d) == sum(1 for w in want if w["verdict"] == "new")
+    assert {"near", "exact", "new"} <= {w["verdict"] for w in want}
+    # The recall preset with the Henzinger strategy, like the CLI's flags.
+    want = stream_cli(cli, [json.dumps(r) for r in rows], ["--preset", "recall", "--strategy", "henzinger"])
+    d = neardup.Deduper("recall", strategy="henzinger")
+    got = [d.check_and_insert(r) for r in rows]
+    assert [(g["id"], g["verdict"], g["of"]) for g in got] == [(w["id"], w["verdict"], w["of"]) for w in want]
+
+
+def test_state_directory_survives_reopening(corpus, tmp_path):
+    rows = read_jsonl(corpus)
+    one = neardup.Deduper()
+    want = [one.check_and_insert(r)["verdict"] for r in rows]
+    state = tmp_path / "state"
+    half = len(rows) // 2
+    a = neardup.Deduper(state=state, sync=100)
+    got = [a.check_and_insert(r)["verdict"] for r in rows[:half]]
+    a.compact()
+    del a
+    b = neardup.Deduper(state=state)
+    got += [b.check_and_insert(r)["verdict"] for r in rows[half:]]
+    assert got == want
+    assert len(b) == want.count("new")
+    first = rows[0]["id"]
+    assert b.remove(first) and not b.remove(first)
+    with pytest.raises(ValueError):
+        neardup.Deduper(preset="recall", state=state)  # other sketch settings
+    with pytest.raises(ValueError):
+        neardup.Deduper(sync="sometimes")
+
+
+def test_racing_near_duplicates_from_threads():
+    base = " ".join(f"w{i}" for i in range(400))
+    d = neardup.Deduper()
+    docs = [{"id": f"d{i}", "text": f"{base} last{i}"} for i in range(32)]
+    out = []
+    lock = threading.Lock()
+
+    def work(chunk):
+        for x in chunk:
+            v = d.check_and_insert(x)
+            with lock:
+                out.append(v["verdict"])
+
+    threads = [threading.Thread(target=work, args=(docs[i::8],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out.count("new") == 1 and len(out) == 32
+
+
+def test_bad_records_are_rejected_with_the_reason():
+    d = neardup.Deduper()
+    v = d.check_and_insert({"id": "x"})
+    assert v["verdict"] == "rejected" and "missing field" in v["reason"]
+    assert d.check("   ")["verdict"] == "rejected"
+    assert d.check_and_insert(("a", "some words here and there"))["verdict"] == "new"
