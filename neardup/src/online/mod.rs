@@ -27,6 +27,7 @@
 //! [`Deduper::check_and_insert`] is atomic: the check and the insert happen under one
 //! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
 
+mod postings;
 mod state;
 
 pub use state::SyncPolicy;
@@ -40,7 +41,7 @@ use crate::sketch::{Scratch, Sketch, Sketches};
 use crate::verify::{Judgement, PairClass};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,18 +92,18 @@ impl Verdict {
 struct State {
     /// Id by slot (slots of removed documents keep their id and sketch; nothing points
     /// to them any more).
-    ids: Vec<String>,
+    ids: Vec<Arc<str>>,
     /// Site (interned) by slot.
     sites: Vec<Option<u32>>,
     site_names: Vec<String>,
     site_index: HashMap<String, u32>,
     sketches: Sketches,
     /// Slot of each stored id.
-    by_id: HashMap<String, u32>,
-    /// Stored slots by exact fingerprint, in insertion order.
-    exact: HashMap<u128, Vec<u32>>,
-    /// Per pass: stored slots by bucket key, in insertion order.
-    postings: Vec<HashMap<u64, Vec<u32>>>,
+    by_id: HashMap<Arc<str>, u32>,
+    /// Stored slots by exact fingerprint (folded; equality checked on the sketches).
+    exact: postings::Lists,
+    /// Per pass: stored slots by bucket key.
+    postings: Vec<postings::Lists>,
     live: usize,
     /// The durable log, for a deduper opened on a directory.
     log: Option<state::Log>,
@@ -169,8 +170,8 @@ impl Deduper {
                 site_index: HashMap::new(),
                 sketches,
                 by_id: HashMap::new(),
-                exact: HashMap::new(),
-                postings: vec![HashMap::new(); passes],
+                exact: postings::Lists::default(),
+                postings: vec![postings::Lists::default(); passes],
                 live: 0,
                 log: None,
             }),
@@ -198,7 +199,7 @@ impl Deduper {
                         d.store(&mut st, &id, p);
                     }
                     state::Entry::Remove { id } => {
-                        if let Some(slot) = st.by_id.remove(&id) {
+                        if let Some(slot) = st.by_id.remove(id.as_str()) {
                             d.unstore(&mut st, slot);
                         }
                     }
@@ -225,7 +226,7 @@ impl Deduper {
         };
         for (slot, id) in st.ids.iter().enumerate() {
             if st.by_id.get(id) == Some(&(slot as u32)) {
-                snap.ids.push(id.clone());
+                snap.ids.push(id.to_string());
                 snap.sites
                     .push(st.sites[slot].map(|s| st.site_names[s as usize].clone()));
                 snap.sketches.push(&st.sketches.get(slot).to_owned());
@@ -316,7 +317,7 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
-        if let Some(&slot) = st.by_id.get(&doc.id) {
+        if let Some(&slot) = st.by_id.get(doc.id.as_str()) {
             if st.sketches.get(slot as usize).exact == p.sketch.exact {
                 return Ok(Verdict::New);
             }
@@ -354,20 +355,10 @@ impl Deduper {
     fn unstore(&self, st: &mut State, slot: u32) {
         st.live -= 1;
         let s = st.sketches.get(slot as usize).to_owned();
-        if let Some(v) = st.exact.get_mut(&s.exact) {
-            v.retain(|&x| x != slot);
-            if v.is_empty() {
-                st.exact.remove(&s.exact);
-            }
-        }
+        st.exact.remove(fold_exact(s.exact), slot);
         for p in 0..self.passes {
             let key = self.generator.key(p, &s.supershingles);
-            if let Some(v) = st.postings[p].get_mut(&key) {
-                v.retain(|&x| x != slot);
-                if v.is_empty() {
-                    st.postings[p].remove(&key);
-                }
-            }
+            st.postings[p].remove(postings::fold(key), slot);
         }
     }
 
@@ -376,7 +367,8 @@ impl Deduper {
             self.unstore(st, old);
         }
         let slot = st.ids.len() as u32;
-        st.ids.push(id.to_string());
+        let id: Arc<str> = Arc::from(id);
+        st.ids.push(id.clone());
         let site = p.site.map(|name| match st.site_index.get(&name) {
             Some(&i) => i,
             None => {
@@ -388,31 +380,32 @@ impl Deduper {
         });
         st.sites.push(site);
         st.sketches.push(&p.sketch);
-        st.by_id.insert(id.to_string(), slot);
-        st.exact.entry(p.sketch.exact).or_default().push(slot);
+        st.by_id.insert(id, slot);
+        st.exact.push(fold_exact(p.sketch.exact), slot);
         for (pass, key) in p.keys.into_iter().enumerate() {
-            st.postings[pass].entry(key).or_default().push(slot);
+            st.postings[pass].push(postings::fold(key), slot);
         }
         st.live += 1;
     }
 
     fn verdict(&self, st: &State, p: &Prepared) -> Verdict {
-        if let Some(&first) = st.exact.get(&p.sketch.exact).and_then(|v| v.first()) {
+        let mut cand: Vec<u32> = Vec::new();
+        st.exact
+            .members(fold_exact(p.sketch.exact), usize::MAX, 0, &mut cand);
+        if let Some(first) = cand
+            .iter()
+            .copied()
+            .filter(|&s| st.sketches.get(s as usize).exact == p.sketch.exact)
+            .min()
+        {
             return Verdict::Exact {
-                of: st.ids[first as usize].clone(),
+                of: st.ids[first as usize].to_string(),
             };
         }
+        cand.clear();
         let BucketLimits { max_bucket, window } = self.generator.limits;
-        let mut cand: Vec<u32> = Vec::new();
-        for (pass, key) in p.keys.iter().enumerate() {
-            if let Some(list) = st.postings[pass].get(key) {
-                if list.len() <= max_bucket {
-                    cand.extend_from_slice(list);
-                } else {
-                    cand.push(list[0]);
-                    cand.extend_from_slice(&list[list.len() - window.min(list.len())..]);
-                }
-            }
+        for (pass, &key) in p.keys.iter().enumerate() {
+            st.postings[pass].members(postings::fold(key), max_bucket, window, &mut cand);
         }
         cand.sort_unstable();
         cand.dedup();
@@ -427,13 +420,18 @@ impl Deduper {
                 .judge(class, st.sketches.get(slot as usize), me);
             if j.near_duplicate {
                 return Verdict::Near {
-                    of: st.ids[slot as usize].clone(),
+                    of: st.ids[slot as usize].to_string(),
                     judgement: j,
                 };
             }
         }
         Verdict::New
     }
+}
+
+/// The exact fingerprint folded to the 32 bits its lists are keyed by.
+fn fold_exact(exact: u128) -> u32 {
+    postings::fold((exact ^ (exact >> 64)) as u64)
 }
 
 struct Prepared {

@@ -1,0 +1,122 @@
+//! The online deduper at scale: `check_and_insert` throughput from text, `check` latency
+//! against N stored documents, memory per stored document, and the time to open the
+//! state directory.
+//!
+//! ```sh
+//! cargo run --release --example online_bench -- 1000000 [STATE_DIR]
+//! ```
+//!
+//! N generated documents of 250–400 words (about 1.8 KB; `neardup::synth`, 30 % planted
+//! near-duplicates; generated before the clock starts) go through `check_and_insert` on
+//! one thread; then 10,000 other
+//! generated documents are checked one by one, each timed. With STATE_DIR the deduper
+//! logs to it (sync never, so that the disk does not dominate), is compacted, dropped
+//! and reopened, timed.
+
+use neardup::online::SyncPolicy;
+use neardup::synth::{Generator, SynthConfig};
+use neardup::{Deduper, Pipeline};
+use std::time::Instant;
+
+fn rss_bytes() -> u64 {
+    // The current resident set (not the peak): VmRSS of /proc/self/status.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn docs(n: usize, seed: u64) -> Generator {
+    Generator::new(SynthConfig {
+        base_documents: (n as f64 / 1.6).ceil() as usize,
+        words: (250, 400),
+        duplicate_rate: 0.3,
+        hosts: 1000,
+        seed,
+        ..Default::default()
+    })
+    .expect("valid settings")
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().map_or(100_000, |a| a.parse().expect("N"));
+    let state = args.next();
+    let pipeline = Pipeline::builder().build().unwrap();
+    // Generated before the clock starts (the generator is slower than the deduper).
+    let corpus: Vec<neardup::Document> = docs(n, 1).take(n).map(|(d, _)| d).collect();
+    let probes: Vec<neardup::Document> = docs(10_000, 2).take(10_000).map(|(d, _)| d).collect();
+    let before = rss_bytes();
+    let d = match &state {
+        Some(dir) => {
+            let _ = std::fs::remove_dir_all(dir);
+            Deduper::open(dir.as_ref(), pipeline.clone(), SyncPolicy::Never).unwrap()
+        }
+        None => Deduper::new(pipeline.clone()).unwrap(),
+    };
+    let (mut bytes, mut count, mut new) = (0u64, 0usize, 0usize);
+    let t = Instant::now();
+    for doc in &corpus {
+        bytes += doc.body.len() as u64;
+        count += 1;
+        if d.check_and_insert(doc).unwrap() == neardup::Verdict::New {
+            new += 1;
+        }
+    }
+    let insert_s = t.elapsed().as_secs_f64();
+    let stored_bytes = rss_bytes().saturating_sub(before);
+    println!(
+        "check_and_insert: {count} documents ({:.0} MB of text) in {insert_s:.1} s: {:.1} MB/s, {:.1} µs per document; {new} stored",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / insert_s,
+        insert_s * 1e6 / count as f64
+    );
+    println!(
+        "memory: {:.0} MB resident for {new} stored documents: {:.0} bytes per stored document",
+        stored_bytes as f64 / 1e6,
+        stored_bytes as f64 / new as f64
+    );
+    // Latency of `check` for documents the deduper has not seen (a different seed),
+    // sketching included.
+    let mut lat: Vec<f64> = Vec::with_capacity(10_000);
+    let mut sketch_only: Vec<f64> = Vec::with_capacity(10_000);
+    let mut scratch = neardup::sketch::Scratch::default();
+    for doc in &probes {
+        let t = Instant::now();
+        let v = d.check(doc);
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(v);
+        let t = Instant::now();
+        std::hint::black_box(pipeline.sketch_record(doc, &mut scratch).ok());
+        sketch_only.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let pct = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * p) as usize]
+    };
+    println!(
+        "check latency against {new} stored: median {:.1} µs, p99 {:.1} µs (sketching alone: median {:.1} µs, p99 {:.1} µs)",
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99),
+        pct(&mut sketch_only, 0.5),
+        pct(&mut sketch_only, 0.99)
+    );
+    if let Some(dir) = &state {
+        let t = Instant::now();
+        d.compact().unwrap();
+        let compact_s = t.elapsed().as_secs_f64();
+        drop(d);
+        let t = Instant::now();
+        let d = Deduper::open(dir.as_ref(), pipeline, SyncPolicy::Never).unwrap();
+        println!(
+            "state: compact {compact_s:.1} s, open {:.1} s ({} documents)",
+            t.elapsed().as_secs_f64(),
+            d.len()
+        );
+    }
+}
