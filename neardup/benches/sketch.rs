@@ -2,9 +2,8 @@
 //! Inputs are generated (neardup::synth), so the benches run anywhere.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use neardup::sketch::broder::MinHasher;
-use neardup::sketch::charikar::{ProjectScratch, Projector};
+use neardup::sketch::charikar::Projector;
 use neardup::sketch::tokenize::{Tokenizer, Tokens};
-use neardup::sketch::Scratch;
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Document, SketchConfig, Sketcher};
 use std::hint::black_box;
@@ -152,11 +151,10 @@ fn charikar(c: &mut Criterion) {
     let mut g = c.benchmark_group("charikar384");
     g.throughput(Throughput::Elements(n));
     g.bench_function("neardup", |b| {
-        let mut s = ProjectScratch::default();
         let mut out = [0u64; 6];
         b.iter(|| {
             for t in &terms {
-                p.project(t, &[], &mut s, &mut out);
+                p.project(t, &[], &mut out);
             }
             out[0]
         })
@@ -194,11 +192,10 @@ fn full_sketch(c: &mut Criterion) {
     for (name, set) in [("text", &text), ("html", &html)] {
         g.throughput(Throughput::Bytes(bytes(set)));
         g.bench_function(name, |b| {
-            let mut s = Scratch::default();
             b.iter(|| {
                 let mut x = 0;
                 for d in set.iter() {
-                    x ^= sk.sketch_with(d, &mut s).simhash;
+                    x ^= sk.sketch(d).simhash;
                 }
                 x
             })

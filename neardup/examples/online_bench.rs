@@ -85,14 +85,13 @@ fn main() {
     // sketching included.
     let mut lat: Vec<f64> = Vec::with_capacity(10_000);
     let mut sketch_only: Vec<f64> = Vec::with_capacity(10_000);
-    let mut scratch = neardup::sketch::Scratch::default();
     for doc in &probes {
         let t = Instant::now();
         let v = d.check(doc);
         lat.push(t.elapsed().as_secs_f64() * 1e6);
         std::hint::black_box(v);
         let t = Instant::now();
-        std::hint::black_box(pipeline.sketch_record(doc, &mut scratch).ok());
+        std::hint::black_box(pipeline.sketch_record(doc).ok());
         sketch_only.push(t.elapsed().as_secs_f64() * 1e6);
     }
     let pct = |v: &mut Vec<f64>, p: f64| {

@@ -6,10 +6,9 @@
 //! The corpus is any JSONL file with a `text` (or `html` with `--html`) field per line,
 //! e.g. the Rust documentation corpus of `bench/run.sh`.
 use neardup::sketch::broder::{supershingles, MinHasher};
-use neardup::sketch::charikar::{ProjectScratch, Projector};
+use neardup::sketch::charikar::Projector;
 use neardup::sketch::shingle::shingles;
 use neardup::sketch::tokenize::{Tokenizer, Tokens};
-use neardup::sketch::Scratch;
 use neardup::{Document, SketchConfig, Sketcher};
 use std::hint::black_box;
 use std::io::BufRead;
@@ -116,9 +115,8 @@ fn main() {
     let p = Projector::new(384, 2, 0).concat(&Projector::new(64, 3, 0));
     let t = Instant::now();
     let mut out = vec![0u64; 7];
-    let mut ps = ProjectScratch::default();
     for f in &terms {
-        p.project(f, &[], &mut ps, &mut out);
+        p.project(f, &[], &mut out);
         black_box(&out);
     }
     report("charikar 384 + simhash", t);
@@ -131,9 +129,8 @@ fn main() {
 
     let sk = Sketcher::new(SketchConfig::default()).expect("config");
     let t = Instant::now();
-    let mut scratch = Scratch::default();
     for d in &docs {
-        black_box(sk.sketch_with(d, &mut scratch));
+        black_box(sk.sketch(d));
     }
     report("whole sketch", t);
 }

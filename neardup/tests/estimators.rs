@@ -3,7 +3,7 @@
 //! correct one passes with overwhelming probability; the random inputs come from a
 //! fixed ChaCha seed, so each run is the same.
 use neardup::sketch::broder::{supershingles, MinHasher};
-use neardup::sketch::charikar::{agreement, ProjectScratch, Projector};
+use neardup::sketch::charikar::{agreement, Projector};
 use rand::RngExt;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -82,7 +82,6 @@ fn supershingle_agreement_tracks_j_to_the_14() {
 fn charikar_agreement_tracks_one_minus_angle_over_pi() {
     let proj = Projector::new(384, 2, 0);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let mut scratch = ProjectScratch::default();
     let n = 300usize;
     for &shared in &[30usize, 150, 240, 285] {
         let cos = shared as f64 / n as f64;
@@ -92,8 +91,8 @@ fn charikar_agreement_tracks_one_minus_angle_over_pi() {
         let (mut pa, mut pb) = ([0u64; 6], [0u64; 6]);
         for _ in 0..trials {
             let (a, b) = set_pair(&mut rng, shared, n - shared);
-            proj.project(&a, &[], &mut scratch, &mut pa);
-            proj.project(&b, &[], &mut scratch, &mut pb);
+            proj.project(&a, &[], &mut pa);
+            proj.project(&b, &[], &mut pb);
             total += agreement(&pa, &pb) as f64 / 384.0;
         }
         let mean = total / trials as f64;
@@ -109,17 +108,16 @@ fn charikar_agreement_tracks_one_minus_angle_over_pi() {
 #[test]
 fn charikar_counts_frequency_and_weights() {
     let proj = Projector::new(64, 3, 0);
-    let mut s = ProjectScratch::default();
     let (mut a, mut b, mut c) = ([0u64], [0u64], [0u64]);
     // A term repeated three times is the same as weight 3.
-    proj.project(&[1, 2, 2, 2], &[], &mut s, &mut a);
-    proj.project(&[1, 2], &[1, 3], &mut s, &mut b);
+    proj.project(&[1, 2, 2, 2], &[], &mut a);
+    proj.project(&[1, 2], &[1, 3], &mut b);
     assert_eq!(a, b);
     // One feature: the fingerprint is its own ±1 vector.
-    proj.project(&[42], &[], &mut s, &mut c);
+    proj.project(&[42], &[], &mut c);
     assert_eq!(c[0], proj.feature_word(42, 0));
     // Huge weights take the wide path and still give the dominant feature's vector.
-    proj.project(&[42, 7], &[1_000_000, 1], &mut s, &mut c);
+    proj.project(&[42, 7], &[1_000_000, 1], &mut c);
     assert_eq!(c[0], proj.feature_word(42, 0));
 }
 
@@ -234,7 +232,6 @@ fn low_resemblance() {
 fn charikar_agreement_has_binomial_spread() {
     let proj = Projector::new(384, 2, 0);
     let mut rng = ChaCha8Rng::seed_from_u64(29);
-    let mut scratch = ProjectScratch::default();
     let n = 300usize;
     for &shared in &[150usize, 240] {
         let cos = shared as f64 / n as f64;
@@ -244,8 +241,8 @@ fn charikar_agreement_has_binomial_spread() {
         let xs: Vec<f64> = (0..trials)
             .map(|_| {
                 let (a, b) = set_pair(&mut rng, shared, n - shared);
-                proj.project(&a, &[], &mut scratch, &mut pa);
-                proj.project(&b, &[], &mut scratch, &mut pb);
+                proj.project(&a, &[], &mut pa);
+                proj.project(&b, &[], &mut pb);
                 agreement(&pa, &pb) as f64
             })
             .collect();

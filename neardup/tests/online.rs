@@ -37,10 +37,9 @@ fn pipeline(recall: bool) -> Pipeline {
 /// stored document the rule calls a near-duplicate. No postings, no bucket keys.
 fn brute_force(p: &Pipeline, docs: &[Document]) -> Vec<(String, Option<String>)> {
     let mut stored: Vec<(String, Sketch, Option<String>)> = Vec::new();
-    let mut scratch = Default::default();
     let mut out = Vec::new();
     for d in docs {
-        let Ok((s, site)) = p.sketch_record(d, &mut scratch) else {
+        let Ok((s, site)) = p.sketch_record(d) else {
             out.push(("rejected".into(), None));
             continue;
         };
@@ -121,11 +120,7 @@ fn racing_near_duplicates_are_never_both_new() {
                 Document::text(format!("r{round}-{i}"), words.join(" "))
             })
             .collect();
-        let mut scratch = Default::default();
-        let sk: Vec<_> = docs
-            .iter()
-            .map(|x| p.sketch_record(x, &mut scratch).unwrap().0)
-            .collect();
+        let sk: Vec<_> = docs.iter().map(|x| p.sketch_record(x).unwrap().0).collect();
         for a in &sk {
             for b in &sk {
                 assert!(

@@ -18,7 +18,6 @@ use arrow::pyarrow::ToPyArrow;
 use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
 use neardup::sketch::broder::shared_supershingles;
 use neardup::sketch::charikar::agreement;
-use neardup::sketch::Scratch;
 use neardup::verify::PairClass;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -187,7 +186,6 @@ pub fn sketch_batch<'py>(
     let out = without_gil(py, move || {
         let generator = broder(&pipeline);
         let mut cols = SketchColumns::new();
-        let mut scratch = Scratch::default();
         let mut ordinal = 0u64;
         for b in reader {
             let b = b.map_err(arrow_err)?;
@@ -196,7 +194,7 @@ pub fn sketch_batch<'py>(
                     Ok(d) => d,
                     Err(rej) => return cols.null_row(&rej.reason.to_string()),
                 };
-                match pipeline.sketch_record(doc, &mut scratch) {
+                match pipeline.sketch_record(doc) {
                     Err(reason) => cols.null_row(&reason.to_string()),
                     Ok((s, site)) => cols.push(&s, site, doc, generator.as_ref()),
                 }

@@ -37,9 +37,8 @@ use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::pipeline::Pipeline;
-use crate::sketch::{Scratch, Sketch, Sketches};
+use crate::sketch::{Sketch, Sketches};
 use crate::verify::{Judgement, PairClass};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -125,10 +124,6 @@ impl std::fmt::Debug for Deduper {
             .field("len", &self.len())
             .finish()
     }
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 impl Deduper {
@@ -271,8 +266,7 @@ impl Deduper {
 
     /// The document's sketch, site and bucket keys, or why it is rejected.
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
-        let (sketch, site) =
-            SCRATCH.with(|s| self.pipeline.sketch_record(doc, &mut s.borrow_mut()))?;
+        let (sketch, site) = self.pipeline.sketch_record(doc)?;
         Ok(self.prepared(sketch, site))
     }
 

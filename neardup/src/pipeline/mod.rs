@@ -270,12 +270,11 @@ impl Pipeline {
     pub fn sketch_record(
         &self,
         doc: &Document,
-        scratch: &mut Scratch,
     ) -> std::result::Result<(Sketch, Option<String>), RejectReason> {
         if doc.body.len() > self.max_document_bytes {
             return Err(too_large(doc.body.len(), self.max_document_bytes));
         }
-        let s = self.sketcher.sketch_with(doc, scratch);
+        let s = self.sketcher.sketch(doc);
         if s.terms == 0 {
             return Err(RejectReason::Empty);
         }

@@ -21,9 +21,9 @@ pub struct Projector {
     seeds: Vec<u64>,
 }
 
-/// Reusable buffers for [`Projector::project`].
+/// Reusable buffers for [`Projector::project_with`].
 #[derive(Debug, Default, Clone)]
-pub struct ProjectScratch {
+pub(crate) struct ProjectScratch {
     big: Vec<u64>,
 }
 
@@ -58,7 +58,15 @@ impl Projector {
 
     /// Writes the projection of the feature sequence into `out` (`bits / 64` words).
     /// `weights` is parallel to `features`, or empty for weight 1 everywhere.
-    pub fn project(
+    pub fn project(&self, features: &[u64], weights: &[u32], out: &mut [u64]) {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<ProjectScratch> = Default::default();
+        }
+        SCRATCH.with(|s| self.project_with(features, weights, &mut s.borrow_mut(), out))
+    }
+
+    /// [`Projector::project`] with the caller's buffers.
+    pub(crate) fn project_with(
         &self,
         features: &[u64],
         weights: &[u32],

@@ -379,7 +379,7 @@ impl Sketches {
 
 /// Reusable buffers of a [`Sketcher`]; one per thread.
 #[derive(Debug, Default, Clone)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     tokens: Tokens,
     shingles: Vec<u64>,
     mins: Vec<u64>,
@@ -455,13 +455,17 @@ impl Sketcher {
         &self.minhasher
     }
 
-    /// Sketches one document.
+    /// Sketches one document (with buffers kept per thread, so repeated calls do not
+    /// allocate them again).
     pub fn sketch(&self, doc: &Document) -> Sketch {
-        self.sketch_with(doc, &mut Scratch::default())
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
+        }
+        SCRATCH.with(|s| self.sketch_with(doc, &mut s.borrow_mut()))
     }
 
     /// Sketches one document reusing `scratch`'s buffers.
-    pub fn sketch_with(&self, doc: &Document, scratch: &mut Scratch) -> Sketch {
+    pub(crate) fn sketch_with(&self, doc: &Document, scratch: &mut Scratch) -> Sketch {
         scratch.tokens.clear();
         self.tokenizer
             .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
@@ -505,7 +509,7 @@ impl Sketcher {
 
     /// The distinct `k`-term shingles of a document (no wrap-around), sorted: what the
     /// boilerplate pass counts.
-    pub fn distinct_shingles(&self, doc: &Document, scratch: &mut Scratch) -> Vec<u64> {
+    pub(crate) fn distinct_shingles(&self, doc: &Document, scratch: &mut Scratch) -> Vec<u64> {
         scratch.tokens.clear();
         self.tokenizer
             .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
@@ -553,7 +557,7 @@ impl Sketcher {
         let words = c.charikar_bits / 64;
         let mut charikar = vec![0u64; words + 1];
         match c.charikar_features {
-            Features::Terms => self.both.project(
+            Features::Terms => self.both.project_with(
                 &s.tokens.fps,
                 &s.tokens.weights,
                 &mut s.project,
@@ -561,8 +565,8 @@ impl Sketcher {
             ),
             Features::Shingles => {
                 self.charikar
-                    .project(&s.shingles, &[], &mut s.project, &mut charikar);
-                self.simhash.project(
+                    .project_with(&s.shingles, &[], &mut s.project, &mut charikar);
+                self.simhash.project_with(
                     &s.tokens.fps,
                     &s.tokens.weights,
                     &mut s.project,

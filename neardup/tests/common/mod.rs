@@ -54,7 +54,7 @@ pub mod reference {
     }
 
     use neardup::sketch::broder::MinHasher;
-    use neardup::sketch::charikar::{ProjectScratch, Projector};
+    use neardup::sketch::charikar::Projector;
     use rand::RngExt;
     use rand_chacha::rand_core::Rng;
     use rand_chacha::ChaCha8Rng;
@@ -108,7 +108,6 @@ pub mod reference {
     pub fn check_projection(proj: &Projector, weighted: bool, what: &str) {
         let bits = proj.bits();
         let mut rng = ChaCha8Rng::seed_from_u64(2);
-        let mut s = ProjectScratch::default();
         // Block edges of the bit-sliced kernel (16 features) and, past 65,535 features,
         // the segmented path.
         for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 70_000] {
@@ -123,7 +122,7 @@ pub mod reference {
                 Vec::new()
             };
             let mut got = vec![0u64; bits / 64];
-            proj.project(&xs, &ws, &mut s, &mut got);
+            proj.project(&xs, &ws, &mut got);
             for (j, word) in got.iter().enumerate() {
                 let mut ones = vec![0i64; 64];
                 for (i, &x) in xs.iter().enumerate() {
