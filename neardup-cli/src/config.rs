@@ -5,6 +5,7 @@
 use clap::{Args, ValueEnum};
 use neardup::cluster::{ClusterMode, Keep};
 use neardup::error::{Error, Result};
+use neardup::io::Fields;
 use neardup::pipeline::{Pipeline, PipelineBuilder, Preset};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -381,5 +382,48 @@ impl Params {
             b.max_document_bytes(v);
         }
         Ok((b, priority))
+    }
+}
+
+/// The record field flags of the commands that read JSONL records.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FieldArgs {
+    /// JSONL field holding the id.
+    #[arg(long, default_value_t = Fields::default().id)]
+    pub id_field: String,
+    /// JSONL field holding plain text.
+    #[arg(long, default_value_t = Fields::default().text)]
+    pub text_field: String,
+    /// JSONL field holding HTML (used when the text field is absent).
+    #[arg(long, default_value_t = Fields::default().html)]
+    pub html_field: String,
+    /// JSONL field holding the URL.
+    #[arg(long, default_value_t = Fields::default().url)]
+    pub url_field: String,
+}
+
+impl Default for FieldArgs {
+    fn default() -> Self {
+        let f = Fields::default();
+        FieldArgs {
+            id_field: f.id,
+            text_field: f.text,
+            html_field: f.html,
+            url_field: f.url,
+        }
+    }
+}
+
+impl FieldArgs {
+    /// The library's field names, with the priority and site fields of the settings.
+    pub fn fields(&self, priority: Option<String>, site: Option<String>) -> Fields {
+        Fields {
+            id: self.id_field.clone(),
+            text: self.text_field.clone(),
+            html: self.html_field.clone(),
+            url: self.url_field.clone(),
+            priority,
+            site,
+        }
     }
 }

@@ -101,14 +101,7 @@ impl Deduper {
         sync: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Deduper> {
-        let kw = match params {
-            Some(p) => p.copy()?,
-            None => PyDict::new(py),
-        };
-        if let Some(p) = preset {
-            kw.set_item("preset", p)?;
-        }
-        let p = Pipeline::from_kwargs(Some(&kw))?;
+        let p = Pipeline::from_preset_and_kwargs(py, preset, params)?;
         let pipeline = p.pipeline()?;
         let fields = p.fields().clone();
         let sync = sync_policy(sync)?;

@@ -81,6 +81,23 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// The pipeline of an optional positional preset and keyword arguments (the
+    /// constructors' signature).
+    pub fn from_preset_and_kwargs(
+        py: Python<'_>,
+        preset: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pipeline> {
+        let kw = match params {
+            Some(p) => p.copy()?,
+            None => PyDict::new(py),
+        };
+        if let Some(p) = preset {
+            kw.set_item("preset", p)?;
+        }
+        Pipeline::from_kwargs(Some(&kw))
+    }
+
     /// The pipeline of keyword arguments.
     pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Pipeline> {
         let s = settings(kwargs)?;
@@ -134,14 +151,7 @@ impl Pipeline {
         preset: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Pipeline> {
-        let kw = match params {
-            Some(p) => p.copy()?,
-            None => PyDict::new(py),
-        };
-        if let Some(p) = preset {
-            kw.set_item("preset", p)?;
-        }
-        Pipeline::from_kwargs(Some(&kw))
+        Pipeline::from_preset_and_kwargs(py, preset, params)
     }
 
     /// Runs the pipeline over `docs` and returns a `Dedup`.

@@ -1,6 +1,6 @@
 //! `neardup dedup`: deduplicate a corpus snapshot.
 
-use crate::config::Params;
+use crate::config::{FieldArgs, Params};
 use crate::report::{
     Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, RejectLine,
     Report, REPORT_FORMAT_VERSION,
@@ -9,7 +9,7 @@ use crate::*;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::io::{Fields, Format, Input, ReadAhead, Reader};
+use neardup::io::{Format, Input, ReadAhead, Reader};
 use neardup::persist::sketches::SavedSketches;
 use neardup::persist::AtomicFile;
 use neardup::pipeline::{Fate, Progress};
@@ -62,18 +62,8 @@ pub struct DedupArgs {
     /// No progress bar and no summary.
     #[arg(short, long)]
     pub quiet: bool,
-    /// JSONL field holding the id.
-    #[arg(long, default_value_t = Fields::default().id)]
-    pub id_field: String,
-    /// JSONL field holding plain text.
-    #[arg(long, default_value_t = Fields::default().text)]
-    pub text_field: String,
-    /// JSONL field holding HTML (used when the text field is absent).
-    #[arg(long, default_value_t = Fields::default().html)]
-    pub html_field: String,
-    /// JSONL field holding the URL.
-    #[arg(long, default_value_t = Fields::default().url)]
-    pub url_field: String,
+    #[command(flatten)]
+    pub fields: FieldArgs,
     #[command(flatten)]
     pub params: Params,
 }
@@ -147,14 +137,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         }
         v
     };
-    let fields = Fields {
-        id: args.id_field.clone(),
-        text: args.text_field.clone(),
-        html: args.html_field.clone(),
-        url: args.url_field.clone(),
-        priority,
-        site: site_field,
-    };
+    let fields = args.fields.fields(priority, site_field);
     let total_bytes: u64 = inputs
         .iter()
         .filter_map(|i| std::fs::metadata(&i.path).ok())

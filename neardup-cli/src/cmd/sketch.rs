@@ -41,10 +41,7 @@ pub fn sketch(args: SketchArgs) -> Result<()> {
         sketches: None,
         save_sketches: Some(args.output.clone()),
         quiet: true,
-        id_field: "id".into(),
-        text_field: "text".into(),
-        html_field: "html".into(),
-        url_field: "url".into(),
+        fields: Default::default(),
         params: args.params,
     })?;
     if !args.quiet {

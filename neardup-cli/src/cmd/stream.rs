@@ -1,10 +1,10 @@
 //! `neardup stream`: the online deduper behind a pipe. JSONL records on standard input,
 //! one JSON verdict line per record on standard output, in order, flushed per line.
 
-use crate::config::Params;
+use crate::config::{FieldArgs, Params};
 use anyhow::{bail, Result};
 use clap::Args;
-use neardup::io::{parse_json_record, Fields};
+use neardup::io::parse_json_record;
 use neardup::online::SyncPolicy;
 use neardup::{Deduper, Verdict};
 use serde::Serialize;
@@ -26,18 +26,8 @@ pub struct StreamArgs {
     /// documents; 0: never.
     #[arg(long, default_value_t = 1_000_000)]
     pub compact_every: u64,
-    /// JSONL field holding the id.
-    #[arg(long, default_value_t = Fields::default().id)]
-    pub id_field: String,
-    /// JSONL field holding plain text.
-    #[arg(long, default_value_t = Fields::default().text)]
-    pub text_field: String,
-    /// JSONL field holding HTML (used when the text field is absent).
-    #[arg(long, default_value_t = Fields::default().html)]
-    pub html_field: String,
-    /// JSONL field holding the URL.
-    #[arg(long, default_value_t = Fields::default().url)]
-    pub url_field: String,
+    #[command(flatten)]
+    pub fields: FieldArgs,
     #[command(flatten)]
     pub params: Params,
 }
@@ -88,18 +78,14 @@ pub fn stream(args: StreamArgs) -> Result<()> {
         Some(dir) => Deduper::open(dir, pipeline, sync)?,
         None => Deduper::new(pipeline)?,
     };
-    let fields = Fields {
-        id: args.id_field.clone(),
-        text: args.text_field.clone(),
-        html: args.html_field.clone(),
-        url: args.url_field.clone(),
+    let fields = args.fields.fields(
         priority,
-        site: params
+        params
             .site
             .as_deref()
             .and_then(|s| s.strip_prefix("field:"))
             .map(str::to_owned),
-    };
+    );
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
