@@ -3,7 +3,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_neardup")
@@ -42,8 +43,9 @@ fn corpus(dir: &Path) -> Vec<String> {
     lines
 }
 
-/// Streams `lines` through `neardup stream [state]`; the verdict lines.
-fn stream(lines: &[String], state: Option<&Path>) -> Vec<String> {
+/// `neardup stream [--state state]` fed `lines` by a thread of its own (which stops
+/// with a broken pipe if the process dies first).
+fn spawn(lines: &[String], state: Option<&Path>) -> (Child, JoinHandle<std::io::Result<()>>) {
     let mut cmd = Command::new(bin());
     cmd.arg("stream");
     if let Some(s) = state {
@@ -57,6 +59,12 @@ fn stream(lines: &[String], state: Option<&Path>) -> Vec<String> {
     let mut stdin = child.stdin.take().unwrap();
     let input = lines.join("\n") + "\n";
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    (child, writer)
+}
+
+/// Streams `lines` through `neardup stream [state]`; the verdict lines.
+fn stream(lines: &[String], state: Option<&Path>) -> Vec<String> {
+    let (child, writer) = spawn(lines, state);
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
     assert!(out.status.success());
@@ -103,20 +111,7 @@ fn a_killed_stream_reopens_with_what_it_acknowledged() {
     let one = stream(&lines, None);
     for (n, kill_after) in [5usize, 97, 301, 555].into_iter().enumerate() {
         let state = dir.path().join(format!("state{n}"));
-        let mut child = Command::new(bin())
-            .arg("stream")
-            .arg("--state")
-            .arg(&state)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = lines.join("\n") + "\n";
-        // The writer stops with a broken pipe once the process is killed.
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(input.as_bytes());
-        });
+        let (mut child, writer) = spawn(&lines, Some(&state));
         let mut reader = BufReader::new(child.stdout.take().unwrap());
         let mut acknowledged = Vec::new();
         while acknowledged.len() < kill_after {
@@ -126,7 +121,7 @@ fn a_killed_stream_reopens_with_what_it_acknowledged() {
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        writer.join().unwrap();
+        let _ = writer.join().unwrap();
         assert_eq!(acknowledged[..], one[..kill_after]);
         // Every acknowledged new record is stored: a copy under another id is its
         // duplicate.

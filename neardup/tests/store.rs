@@ -18,10 +18,8 @@ fn saved(n: usize) -> SavedSketches {
     SavedSketches {
         config: SketchConfig::default(),
         ids: d.ids.clone(),
-        sites: d
-            .site_of
-            .iter()
-            .map(|s| s.map(|s| d.sites[s as usize].clone()))
+        sites: (0..d.ids.len())
+            .map(|i| d.site(i).map(str::to_owned))
             .collect(),
         sketches: d.sketches,
     }
@@ -99,8 +97,7 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
     };
     for i in first.kept.iter() {
         snap.ids.push(first.ids[i as usize].clone());
-        snap.sites
-            .push(first.site_of[i as usize].map(|s| first.sites[s as usize].clone()));
+        snap.sites.push(first.site(i as usize).map(str::to_owned));
         snap.sketches
             .push(&first.sketches.get(i as usize).to_owned());
     }

@@ -62,9 +62,10 @@ SKETCH_SCHEMA = (
 SKETCH_COLUMNS = ["exact", "supershingles", "charikar", "simhash", "terms", "site", "pugh"]
 
 
-def _check(params: Dict[str, Any]) -> None:
-    """Refuses settings the distributed job cannot honour (and validates the rest)."""
-    neardup.Pipeline(**params)
+def _check(params: Dict[str, Any]) -> Dict[str, Any]:
+    """Refuses settings the distributed job cannot honour (and validates the rest);
+    returns what the sketches are made with (checked against saved sketches)."""
+    p = neardup.Pipeline(**params)
     unsupported = {
         "boilerplate": lambda v: bool(v),
         "high_recall": lambda v: v is not None,
@@ -75,6 +76,7 @@ def _check(params: Dict[str, Any]) -> None:
     for k, bad in unsupported.items():
         if k in params and bad(params[k]):
             raise ValueError(f"neardup.spark: {k}={params[k]!r} is not supported by the Spark job yet")
+    return {"sketch_config": p.sketch_config, "stage_one": p.describe()[0]}
 
 
 @dataclass
@@ -113,11 +115,6 @@ class SavedSketches:
     """ordinal (dense, from 0, in the earlier snapshot's order), id and sketch columns."""
     meta: Dict[str, Any]
     """format_version, count, sketch_config, stage_one."""
-
-
-def _sketch_meta(params: Dict[str, Any]) -> Dict[str, Any]:
-    p = neardup.Pipeline(**params)
-    return {"sketch_config": p.sketch_config, "stage_one": p.describe()[0]}
 
 
 def save_sketches(result: SparkDedup, path: str) -> None:
@@ -354,10 +351,9 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     from pyspark.sql import functions as F
 
     fields = {k: params.pop(k) for k in FIELD_KEYS if k in params}
-    _check(dict(params, **fields))
+    meta = _check(dict(params, **fields))
     names = {k: fields.get(k, k.split("_")[0]) for k in FIELD_KEYS}
     records = df.withColumnRenamed(ordinal, ORD) if ordinal else with_ordinal(df)
-    meta = _sketch_meta(dict(params, **fields))
     old = 0
     if previous is not None:
         for k in ("sketch_config", "stage_one"):

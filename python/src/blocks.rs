@@ -134,18 +134,6 @@ fn named_batch(cols: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, arrow::error:
     )
 }
 
-/// The Supershingles generator of a pipeline, when stage one is Broder's.
-fn broder(p: &neardup::Pipeline) -> Option<Supershingles> {
-    p.rule()
-        .candidates()
-        .name()
-        .starts_with("broder")
-        .then(|| Supershingles {
-            min_shared: p.min_shared(),
-            limits: BucketLimits::default(),
-        })
-}
-
 /// The sketch columns of every row of an Arrow batch (a `pyarrow.RecordBatch`, or a
 /// table / stream, whose rows are taken in order), in a `pyarrow.RecordBatch` with one
 /// row per input row:
@@ -184,7 +172,7 @@ pub fn sketch_batch<'py>(
     let fields = p.fields().clone();
     let reader = arrow_stream(batch)?;
     let out = without_gil(py, move || {
-        let generator = broder(&pipeline);
+        let generator = pipeline.rule().candidates().as_supershingles().cloned();
         let mut cols = SketchColumns::new();
         let mut ordinal = 0u64;
         for b in reader {

@@ -84,8 +84,7 @@ pub fn saved_sketches(
     for (i, f) in d.fates.iter().enumerate() {
         if i < d.previous || keep(f) {
             out.ids.push(d.ids[i].clone());
-            out.sites
-                .push(d.site_of[i].map(|s| d.sites[s as usize].clone()));
+            out.sites.push(d.site(i).map(str::to_owned));
             out.sketches.push(&d.sketches.get(i).to_owned());
         }
     }

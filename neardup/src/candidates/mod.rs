@@ -73,6 +73,12 @@ pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
     /// the big-bucket rule (which may leave such a pair out of a batch run). The
     /// pairwise verdict ([`crate::verify::Rule::judge`]) asks this.
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool;
+
+    /// This generator as Broder's supershingles, when it is: what needs its bucket keys
+    /// (the online deduper's postings, the distributed jobs' buckets) asks this.
+    fn as_supershingles(&self) -> Option<&Supershingles> {
+        None
+    }
 }
 
 /// Bucketing limits shared by the generators.
@@ -293,6 +299,10 @@ pub struct Supershingles {
 impl CandidateGenerator for Supershingles {
     fn name(&self) -> String {
         format!("broder(shared>={})", self.min_shared)
+    }
+
+    fn as_supershingles(&self) -> Option<&Supershingles> {
+        Some(self)
     }
 
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {

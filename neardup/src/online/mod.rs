@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::pipeline::Pipeline;
 use crate::sketch::{Sketch, Sketches};
+use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -94,8 +95,7 @@ struct State {
     ids: Vec<Arc<str>>,
     /// Site (interned) by slot.
     sites: Vec<Option<u32>>,
-    site_names: Vec<String>,
-    site_index: HashMap<String, u32>,
+    site_names: SiteNames,
     sketches: Sketches,
     /// Slot of each stored id.
     by_id: HashMap<Arc<str>, u32>,
@@ -131,12 +131,12 @@ impl Deduper {
     /// supershingles (postings need bucket keys); the high-recall union and boilerplate
     /// removal are batch-only and refused.
     pub fn new(pipeline: Pipeline) -> Result<Deduper> {
-        let (stage_one, _) = pipeline.describe();
-        if !stage_one.starts_with("broder") {
+        let Some(generator) = pipeline.rule().candidates().as_supershingles().cloned() else {
             return Err(Error::Config(format!(
-                "the online deduper needs Broder's supershingles as stage one, not {stage_one}"
+                "the online deduper needs Broder's supershingles as stage one, not {}",
+                pipeline.describe().0
             )));
-        }
+        };
         if pipeline.high_recall_threshold().is_some() {
             return Err(Error::Config(
                 "the online deduper does not support the high-recall union".into(),
@@ -147,10 +147,6 @@ impl Deduper {
                 "the online deduper does not support boilerplate removal".into(),
             ));
         }
-        let generator = Supershingles {
-            min_shared: pipeline.min_shared(),
-            limits: pipeline.bucket_limits(),
-        };
         let slots = pipeline.sketcher().config().supershingles;
         let passes = generator.passes(slots);
         let sketches = Sketches::new(pipeline.sketcher().config());
@@ -161,8 +157,7 @@ impl Deduper {
             state: RwLock::new(State {
                 ids: Vec::new(),
                 sites: Vec::new(),
-                site_names: Vec::new(),
-                site_index: HashMap::new(),
+                site_names: SiteNames::default(),
                 sketches,
                 by_id: HashMap::new(),
                 exact: postings::Lists::default(),
@@ -223,7 +218,7 @@ impl Deduper {
             if st.by_id.get(id) == Some(&(slot as u32)) {
                 snap.ids.push(id.to_string());
                 snap.sites
-                    .push(st.sites[slot].map(|s| st.site_names[s as usize].clone()));
+                    .push(st.sites[slot].map(|s| st.site_names.name(s).to_string()));
                 snap.sketches.push(&st.sketches.get(slot).to_owned());
             }
         }
@@ -363,15 +358,7 @@ impl Deduper {
         let slot = st.ids.len() as u32;
         let id: Arc<str> = Arc::from(id);
         st.ids.push(id.clone());
-        let site = p.site.map(|name| match st.site_index.get(&name) {
-            Some(&i) => i,
-            None => {
-                st.site_names.push(name.clone());
-                let i = (st.site_names.len() - 1) as u32;
-                st.site_index.insert(name, i);
-                i
-            }
-        });
+        let site = p.site.map(|name| st.site_names.intern(name));
         st.sites.push(site);
         st.sketches.push(&p.sketch);
         st.by_id.insert(id, slot);
@@ -406,7 +393,7 @@ impl Deduper {
         let me = p.sketch.as_ref();
         let site = p.site.as_deref();
         for slot in cand {
-            let other = st.sites[slot as usize].map(|s| st.site_names[s as usize].as_str());
+            let other = st.sites[slot as usize].map(|s| st.site_names.name(s));
             let class = PairClass::of(other, site);
             let j = self
                 .pipeline

@@ -146,11 +146,6 @@ impl Pipeline {
         self.min_shared
     }
 
-    /// Stage one's big-bucket limits.
-    pub fn bucket_limits(&self) -> BucketLimits {
-        self.limits
-    }
-
     /// Whether learned boilerplate is attached ([`Pipeline::with_boilerplate`]).
     pub fn boilerplate_learned(&self) -> bool {
         self.boilerplate.is_some()
@@ -351,14 +346,8 @@ impl Pipeline {
     {
         let start = Instant::now();
         let cfg = self.sketcher.config();
-        let mut site_names: Vec<String> = Vec::new();
-        let mut site_index: ahash::AHashMap<String, u32> = ahash::AHashMap::new();
-        let mut intern = |site: String, names: &mut Vec<String>| -> u32 {
-            *site_index.entry(site).or_insert_with_key(|s| {
-                names.push(s.clone());
-                (names.len() - 1) as u32
-            })
-        };
+        // Sites are interned as they arrive: one string per site, not per page.
+        let mut site_names = crate::verify::site::SiteNames::default();
         let (mut sketches, mut meta, old) = match previous {
             Some(p) => (
                 p.sketches.clone(),
@@ -376,7 +365,7 @@ impl Pipeline {
                             .get(i)
                             .cloned()
                             .flatten()
-                            .map(|s| intern(s, &mut site_names)),
+                            .map(|s| site_names.intern(s)),
                     })
                     .collect::<Vec<_>>(),
                 p.len(),
@@ -454,15 +443,7 @@ impl Pipeline {
             |done| {
                 for (mut m, site, s, b, removed) in done {
                     bytes += b;
-                    // Sites are interned as they arrive: one string per site, not per page.
-                    m.site = site.map(|name| match site_index.get(&name) {
-                        Some(&i) => i,
-                        None => {
-                            site_names.push(name.clone());
-                            site_index.insert(name, (site_names.len() - 1) as u32);
-                            (site_names.len() - 1) as u32
-                        }
-                    });
+                    m.site = site.map(|name| site_names.intern(name));
                     if removed > 0 {
                         stripped_pages += 1;
                         stripped_terms += removed as u64;
@@ -484,8 +465,9 @@ impl Pipeline {
         );
         let sketch_time = start.elapsed();
         let received = received.get();
-        let mut d =
-            self.install(|| self.dedup_sketched(meta, site_names, sketches, old, received))?;
+        let mut d = self.install(|| {
+            self.dedup_sketched(meta, site_names.into_names(), sketches, old, received)
+        })?;
         d.stats.bytes = bytes;
         d.stats.boilerplate_pages = stripped_pages;
         d.stats.boilerplate_terms = stripped_terms;

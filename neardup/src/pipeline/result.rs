@@ -173,6 +173,11 @@ pub struct Dedup {
 
 /// Per site pair: duplicate pairs, pages of each site involved.
 impl Dedup {
+    /// The site of record `i`, when it has one.
+    pub fn site(&self, i: usize) -> Option<&str> {
+        self.site_of[i].map(|s| self.sites[s as usize].as_str())
+    }
+
     /// Checks the run against `records_read`, the number of records its reader
     /// produced, counted by the reader ([`crate::io::ReadCounter`]) — not from the
     /// fates: every record read has exactly one fate, the fates add up to the four

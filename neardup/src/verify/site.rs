@@ -74,3 +74,31 @@ impl PairClass {
         }
     }
 }
+
+/// Site names interned as they arrive: one string per site, a `u32` per page.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SiteNames {
+    names: Vec<String>,
+    index: ahash::AHashMap<String, u32>,
+}
+
+impl SiteNames {
+    /// The number of `site`, given it if new.
+    pub(crate) fn intern(&mut self, site: String) -> u32 {
+        let names = &mut self.names;
+        *self.index.entry(site).or_insert_with_key(|s| {
+            names.push(s.clone());
+            (names.len() - 1) as u32
+        })
+    }
+
+    /// The name of site number `i`.
+    pub(crate) fn name(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+
+    /// The names, by number.
+    pub(crate) fn into_names(self) -> Vec<String> {
+        self.names
+    }
+}
