@@ -27,6 +27,8 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from . import _native
 from ._native import (
+    DEFAULT_BUCKET_WINDOW,
+    DEFAULT_MAX_BUCKET,
     Dedup,
     Deduper,
     Fate,
@@ -43,6 +45,8 @@ from ._native import (
 __version__: str = _native.__version__
 
 __all__ = [
+    "DEFAULT_BUCKET_WINDOW",
+    "DEFAULT_MAX_BUCKET",
     "Dedup",
     "Deduper",
     "Fate",

@@ -7,27 +7,32 @@ As a command::
         [--format jsonl|parquet] [--input-format json|parquet]
         [--sketches DIR] [--save-sketches DIR] [ALGORITHM FLAGS]
 
-The algorithm flags are ``neardup dedup``'s (``--preset recall``, ``--min-shared 2``,
-``--strategy henzinger``, …). Outputs are Spark output directories (one part file,
-in input order) with the CLI's fields; the report holds the accounting. ``--sketches``
-and ``--save-sketches`` are the CLI's incremental runs, with the sketches saved as
-Parquet (:func:`save_sketches`, :func:`load_sketches`).
+INPUT is a file, a directory (searched recursively) or a glob, JSONL or Parquet, on any
+filesystem Spark reads (:func:`list_inputs`, :func:`read_inputs`). The algorithm flags
+are ``neardup dedup``'s (``--preset recall``, ``--min-shared 2``, ``--strategy
+henzinger``, …). Outputs are Spark output directories (one part file, in input order)
+in the CLI's formats: kept JSONL lines unchanged, the rejects, clusters and pairs
+lines with the CLI's fields, and the CLI's report (:func:`report`). ``--sketches`` and
+``--save-sketches`` are the CLI's incremental runs, with the sketches saved as Parquet
+(:func:`save_sketches`, :func:`load_sketches`). :func:`run` is the command on a session
+you have.
 
-or as a function on your own session: ``dedup(df, **params)`` returns a
+As a function on your own DataFrame: ``dedup(df, **params)`` returns a
 :class:`SparkDedup` of DataFrames (``fates``, ``kept``, ``clusters``, ``pairs``) and the
 accounting counts.
 
 Every stage runs on the executors; only counts (and, to number the records, one count
 per partition) reach the driver:
 
-1. a global ordinal per record in input order (files sorted by path, rows in file
+1. a global ordinal per record in input order (files sorted by path, records in file
    order; a DataFrame's own order otherwise);
-2. sketching in ``mapInArrow`` with :func:`neardup.sketch_batch` (the text is dropped
-   after);
+2. sketching in ``mapInArrow`` with :func:`neardup.sketch_batch` — JSONL lines parsed
+   there by the CLI's own parser — (the text is dropped after);
 3. repeated ids rejected (the first record keeps its id), then the exact pre-pass:
    group by exact fingerprint, the first record of each group stays;
-4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, each bucket's pairs by
-   :func:`neardup.bucket_pairs` (the big-bucket rule), each pair once;
+4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, each bucket's pairs
+   under the big-bucket rule (:func:`neardup.bucket_pairs` for a bucket of at most
+   ``DEFAULT_MAX_BUCKET`` members, a window over a bigger one), each pair once;
 5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
 6. clusters: connected components of the verified pairs by large-star / small-star
    rounds over DataFrames (:func:`components`, checkpointed every few rounds); the
@@ -46,7 +51,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -55,9 +60,9 @@ import neardup
 FIELD_KEYS = ("id_field", "text_field", "html_field", "url_field")
 ORD = "_nd_ord"
 SKETCH_SCHEMA = (
-    f"{ORD} long, id string, rejected string, exact binary, supershingles array<bigint>, "
-    "keys array<bigint>, charikar binary, simhash bigint, terms bigint, length bigint, "
-    "site string, priority double, pugh array<bigint>"
+    f"{ORD} long, _nd_input string, _nd_pos long, id string, rejected string, rejected_code string, "
+    "exact binary, supershingles array<bigint>, keys array<bigint>, charikar binary, simhash bigint, "
+    "terms bigint, length bigint, site string, priority double, pugh array<bigint>"
 )
 SKETCH_COLUMNS = ["exact", "supershingles", "charikar", "simhash", "terms", "site", "pugh"]
 
@@ -84,9 +89,12 @@ class SparkDedup:
     """The result of :func:`dedup`: DataFrames on the engine and the accounting."""
 
     fates: Any
-    """Per record: ordinal, id, fate (kept / exact / near / rejected), of, reason."""
+    """Per record of this snapshot, by ordinal: ordinal, id, fate (kept / exact / near /
+    rejected), of (the id it duplicates), reason and code (why it was rejected), input
+    and position (where it was read)."""
     kept: Any
-    """The kept records, every input column unchanged, in input order."""
+    """The kept records in input order: every input column unchanged, or, for JSONL
+    read by :func:`read_inputs`, ``id`` and ``line`` (the record's line, unchanged)."""
     clusters: Any
     """representative, members (ids in input order), size; by first member."""
     pairs: Any
@@ -100,6 +108,55 @@ class SparkDedup:
     :func:`save_sketches`, which numbers them densely)."""
     sketch_meta: Optional[Dict[str, Any]] = None
     """What the sketches were made with (checked when they are loaded)."""
+    lines: bool = False
+    """Whether ``kept`` holds JSONL lines (``id``, ``line``) rather than input rows."""
+    _parts: Optional[Dict[str, Any]] = None
+
+    def stats(self) -> Dict[str, Any]:
+        """The run's statistics with the CLI report's ``stats`` keys and meanings (a few
+        Spark jobs over cached data): counts, bytes sketched, exact groups, stage one's
+        work (passes, keys, pairs enumerated, big buckets, distinct candidates), pairs
+        verified, reported pairs by site class, and the cluster sizes. Without the CLI's
+        per-stage ``seconds`` (a :class:`StageClock` times the stages)."""
+        from pyspark.sql import functions as F
+
+        p = self._parts or {}
+        old = p["old"]
+        sk, w = p["sk"], neardup.DEFAULT_BUCKET_WINDOW
+        bytes_, = sk.where(F.col(ORD) >= old).agg(F.sum("length")).collect()[0]
+        exact_groups = (sk.where(F.col("rejected").isNull()).groupBy("exact").count()
+                        .where(F.col("count") > 1).count())
+        keys, passes = p["keyed"].agg(F.count(F.lit(1)), F.countDistinct("pass")).collect()[0]
+        n = F.col("n")
+        # for_each_bucket_pair's count: all pairs, or the star plus min(w, j) for j < n - 1.
+        tail = F.when(n - 2 <= w, (n - 2) * (n - 1) / 2).otherwise(w * (w + 1) / 2 + (n - 2 - w) * w)
+        enumerated = F.when(n <= neardup.DEFAULT_MAX_BUCKET, n * (n - 1) / 2).otherwise(n - 1 + tail)
+        big = n > neardup.DEFAULT_MAX_BUCKET
+        e, bb, bbm = p["bucket_sizes"].agg(
+            F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
+        classes = {r["site"]: r["count"] for r in self.pairs.groupBy("site").count().collect()}
+        sizes = [r["size"] for r in self.clusters.select("size").collect()]
+        hist: List[int] = []
+        for m in sizes:
+            k = m.bit_length() - 1
+            hist += [0] * (k + 1 - len(hist))
+            hist[k] += 1
+        c = self.counts
+        return {
+            "read": c["read"], "previous": c["previous_snapshot"], "kept": c["kept"],
+            "exact_duplicates": c["exact_duplicates"], "near_duplicates": c["near_duplicates"],
+            "rejected": c["rejected"], "bytes": int(bytes_ or 0), "exact_groups": exact_groups,
+            "candidates": {"passes": passes if keys else 0, "keys": keys, "pairs_enumerated": int(e or 0),
+                           "big_buckets": int(bb or 0), "big_bucket_members": int(bbm or 0),
+                           "candidates": p["candidates"].count()},
+            "verified": p["pairs_ord"].where(F.col("kind") == "near").count(),
+            "high_recall_added": 0,
+            "same_site_pairs": classes.get("same", 0), "cross_site_pairs": classes.get("cross", 0),
+            "unknown_site_pairs": classes.get("unknown", 0),
+            "unchained": 0, "boilerplate_pages": 0, "boilerplate_terms": 0,
+            "clusters": {"clusters": len(sizes), "clustered_documents": sum(sizes),
+                         "max_size": max(sizes, default=0), "size_histogram": hist},
+        }
 
 
 SKETCHES_FORMAT_VERSION = 1
@@ -242,7 +299,8 @@ def _maybe_fail(stage: str, fail_once: Optional[str], produced: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _sketcher(params: Dict[str, Any], fields: Dict[str, str], fail_once: Optional[str] = None):
+def _sketcher(params: Dict[str, Any], fields: Dict[str, str], json_mode: bool,
+              fail_once: Optional[str] = None):
     names = [fields.get(k, k.split("_")[0]) for k in FIELD_KEYS]
 
     def sketch(batches):
@@ -250,9 +308,14 @@ def _sketcher(params: Dict[str, Any], fields: Dict[str, str], fail_once: Optiona
         for b in batches:
             n += 1
             t = pa.Table.from_batches([b])
-            sk = neardup.sketch_batch(t.select(names), **params, **fields)
-            cols = [t.column(ORD).combine_chunks(), t.column(names[0]).combine_chunks().cast(pa.string())]
-            yield pa.RecordBatch.from_arrays(cols + list(sk.columns), names=[ORD, "id"] + sk.schema.names)
+            if json_mode:
+                sk = neardup.sketch_batch(t, json_column=JSON_LINE, source_column=INPUT,
+                                          line_column=POSITION, **params, **fields)
+            else:
+                sk = neardup.sketch_batch(t.select(names), **params, **fields)
+            cols = [t.column(c).combine_chunks() for c in (ORD, INPUT, POSITION)]
+            yield pa.RecordBatch.from_arrays(cols + list(sk.columns),
+                                             names=[ORD, INPUT, POSITION] + sk.schema.names)
         _maybe_fail("sketch", fail_once, n)
 
     return sketch
@@ -333,19 +396,60 @@ def components(edges, checkpoint_every: int = 2):
     return labels, rounds
 
 
+def _stage_one(active, spark):
+    """Stage one on the engine: every ``(pass, key)`` bucket's candidate pairs under the
+    library's big-bucket rule, each pair once. A bucket of at most
+    ``DEFAULT_MAX_BUCKET`` members is gathered into one row and paired by
+    :func:`neardup.bucket_pairs`; a bigger one is never gathered: a window over the
+    bucket, sorted by ordinal, gives the star around its first member and each member
+    with its next ``DEFAULT_BUCKET_WINDOW`` members (``for_each_bucket_pair``'s rule),
+    so its cost is linear and a row holds at most ``window + 1`` ordinals. Returns
+    ``(candidates, bucket sizes)``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    max_bucket, window = neardup.DEFAULT_MAX_BUCKET, neardup.DEFAULT_BUCKET_WINDOW
+    keyed = active.select(ORD, F.posexplode("keys").alias("pass", "key"))
+    bucket = Window.partitionBy("pass", "key")
+    sized = keyed.withColumn("n", F.count(F.lit(1)).over(bucket)).where(F.col("n") > 1)
+    small = (sized.where(F.col("n") <= max_bucket).groupBy("pass", "key")
+             .agg(F.collect_list(ORD).alias("members")))
+    small_pairs = spark.createDataFrame(
+        small.select("members").rdd.flatMap(lambda r: neardup.bucket_pairs(r[0])), "a long, b long")
+    ordered = bucket.orderBy(ORD)
+    big = sized.where(F.col("n") > max_bucket).select(
+        ORD, "n", F.row_number().over(ordered).alias("r"), F.first(ORD).over(ordered).alias("first"),
+        *[F.lead(ORD, k).over(ordered).alias(f"next{k}") for k in range(1, window + 1)])
+    pair = lambda a, b: F.struct(F.col(a).alias("a"), F.col(b).alias("b"))  # noqa: E731
+    big_pairs = (
+        big.where(F.col("r") > 1)
+        .select(F.explode(F.array(pair("first", ORD), *[pair(ORD, f"next{k}") for k in range(1, window + 1)]))
+                .alias("p"))
+        .select("p.a", "p.b").where(F.col("b").isNotNull())
+    )
+    sizes = small.select(F.size("members").cast("long").alias("n")).union(
+        big.where(F.col("r") == 1).select("n"))
+    return small_pairs.union(big_pairs).distinct(), keyed, sizes
+
+
 def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] = None,
           fail_once: Optional[str] = None, clock: Optional[StageClock] = None,
           **params: Any) -> SparkDedup:
-    """Deduplicates a DataFrame of records (``id``, ``text`` or ``html``, ``url``; the
-    field names as the keywords ``id_field``, … say) with ``neardup dedup``'s settings
-    (keywords as for :class:`neardup.Pipeline`). ``ordinal``: a column giving the input
-    order (default: the DataFrame's own order). ``previous``: the saved sketches of an
-    earlier snapshot (:func:`load_sketches`), as ``neardup dedup --sketches``: its records
-    are references, never dropped; a new record that duplicates one is dropped with the
-    old record named. ``fail_once``: a testing hook, ``"sketch"``
-    or ``"verify"``: one task of that stage loses its Python worker mid-task on its first
-    attempt (the session's ``spark.task.maxFailures`` must allow a retry). ``clock``: a
-    :class:`StageClock` that records each stage's time and shuffle bytes."""
+    """Deduplicates a DataFrame of records with ``neardup dedup``'s settings (keywords
+    as for :class:`neardup.Pipeline`).
+
+    The records are either :func:`read_inputs`'s (JSONL lines, parsed here by the CLI's
+    own parser, or Parquet rows), or any DataFrame with the fields as columns (``id``,
+    ``text`` or ``html``, ``url``; other names by the keywords ``id_field``, …; a null
+    id becomes the record's ordinal). ``ordinal``: a column giving the input order
+    (default: the DataFrame's own order; :func:`read_inputs`'s is ``ORD``).
+    ``previous``: the saved sketches of an earlier snapshot (:func:`load_sketches`), as
+    ``neardup dedup --sketches``: its records are references, never dropped; a new
+    record that duplicates one is dropped with the old record named. ``fail_once``: a
+    testing hook, ``"sketch"`` or ``"verify"``: one task of that stage loses its Python
+    worker mid-task on its first attempt (the session's ``spark.task.maxFailures`` must
+    allow a retry). ``clock``: a :class:`StageClock` that records each stage's time and
+    shuffle bytes."""
     mark = clock.mark if clock is not None else (lambda stage, df=None: None)
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -354,6 +458,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     meta = _check(dict(params, **fields))
     names = {k: fields.get(k, k.split("_")[0]) for k in FIELD_KEYS}
     records = df.withColumnRenamed(ordinal, ORD) if ordinal else with_ordinal(df)
+    json_mode = JSON_LINE in records.columns
     old = 0
     if previous is not None:
         for k in ("sketch_config", "stage_one"):
@@ -363,47 +468,50 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         old = int(previous.meta["count"])
         records = records.withColumn(ORD, F.col(ORD) + F.lit(old))
     base = records
-    for k in ("text_field", "html_field", "url_field"):
-        if names[k] not in base.columns:
-            base = base.withColumn(names[k], F.lit(None).cast("string"))
-    base = base.select(ORD, *[F.col(names[k]).cast("string").alias(names[k]) for k in FIELD_KEYS])
-    base = base.withColumn(names["id_field"], F.coalesce(F.col(names["id_field"]), F.col(ORD).cast("string")))
-    sk = base.mapInArrow(_sketcher(params, fields, fail_once), SKETCH_SCHEMA)
+    for c, t in ((INPUT, "string"), (POSITION, "long")):
+        if c not in base.columns:
+            base = base.withColumn(c, F.lit(None).cast(t))
+    if json_mode:
+        base = base.select(ORD, INPUT, POSITION, F.col(JSON_LINE).cast("binary").alias(JSON_LINE))
+    else:
+        for k in ("text_field", "html_field", "url_field"):
+            if names[k] not in base.columns:
+                base = base.withColumn(names[k], F.lit(None).cast("string"))
+        base = base.select(ORD, INPUT, POSITION,
+                           *[F.col(names[k]).cast("string").alias(names[k]) for k in FIELD_KEYS])
+        base = base.withColumn(names["id_field"],
+                               F.coalesce(F.col(names["id_field"]), F.col(ORD).cast("string")))
+    sk = base.mapInArrow(_sketcher(params, fields, json_mode, fail_once), SKETCH_SCHEMA)
     if previous is not None:
-        prev = previous.sketches.select(F.col("ordinal").alias(ORD), F.col("id"),
-                                        F.lit(None).cast("string").alias("rejected"),
-                                        *SAVED_COLUMNS[1:])
+        prev = previous.sketches.select(
+            F.col("ordinal").alias(ORD), F.lit(None).cast("string").alias(INPUT),
+            F.lit(None).cast("long").alias(POSITION), F.col("id"),
+            F.lit(None).cast("string").alias("rejected"), F.lit(None).cast("string").alias("rejected_code"),
+            *SAVED_COLUMNS[1:])
         sk = prev.unionByName(sk)
     # Repeated ids among this snapshot's records: the first (in input order) keeps its id.
     new = F.col(ORD) >= F.lit(old)
     first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(Window.partitionBy("id"))
-    sk = sk.withColumn(
-        "rejected",
-        F.when(F.col("rejected").isNull() & new & (F.col("id") != "") & (F.col(ORD) != first_id),
-               F.format_string("duplicate id (first used by record %d)", first_id)).otherwise(F.col("rejected")),
-    )
+    repeated = F.col("rejected").isNull() & new & (F.col("id") != "") & (F.col(ORD) != first_id)
+    sk = (sk.withColumn("rejected_code", F.when(repeated, "duplicate_id").otherwise(F.col("rejected_code")))
+          .withColumn("rejected", F.when(repeated, F.format_string("duplicate id (first used by record %d)",
+                                                                   first_id)).otherwise(F.col("rejected"))))
     # Exact pre-pass: the first record of each exact group stays.
     rep = F.min(ORD).over(Window.partitionBy("exact"))
     sk = sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)).cache()
     mark("sketch, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
     # Stage one.
-    buckets = (
-        active.select(ORD, F.posexplode("keys").alias("pass", "key"))
-        .groupBy("pass", "key").agg(F.collect_list(ORD).alias("members"))
-        .where(F.size("members") > 1)
-    )
     spark = df.sparkSession
-    cand = spark.createDataFrame(
-        buckets.select("members").rdd.flatMap(lambda r: neardup.bucket_pairs(r[0])), "a long, b long"
-    ).distinct().withColumn("kind", F.lit("near"))
+    cand, keyed, bucket_sizes = _stage_one(active, spark)
+    cand = cand.withColumn("kind", F.lit("near"))
     if clock is not None:
         cand = cand.cache()
     mark("stage one: buckets and candidate pairs", cand)
     exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
         F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
     # Stage two: the verdict on the two sketches.
-    side = lambda s: sk.select(F.col(ORD).alias(s), *[F.col(c).alias(f"{s}_{c}") for c in SKETCH_COLUMNS])
+    side = lambda s: sk.select(F.col(ORD).alias(s), *[F.col(c).alias(f"{s}_{c}") for c in SKETCH_COLUMNS])  # noqa: E731
     joined = cand.union(exact_pairs).join(side("a"), "a").join(side("b"), "b")
     verdict_schema = ("a long, b long, kind string, near_duplicate boolean, site string, "
                       "shared_supershingles long, charikar_agreement long")
@@ -415,16 +523,17 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     mark(f"clusters: connected components ({rounds} rounds)", labels)
     # Fates.
     fates = (
-        sk.select(ORD, "id", "rejected", "exact_of")
+        sk.select(ORD, INPUT, POSITION, "id", "rejected", "rejected_code", "exact_of")
         .join(labels.withColumnRenamed("node", ORD), ORD, "left")
         .select(
-            ORD, "id",
+            ORD, INPUT, POSITION, "id",
             F.when(F.col("rejected").isNotNull(), "rejected")
             .when(F.col("exact_of").isNotNull(), "exact")
             .when(F.col("label").isNotNull() & (F.col("label") != F.col(ORD)), "near")
             .otherwise("kept").alias("fate"),
             F.coalesce("exact_of", F.when(F.col("label") != F.col(ORD), F.col("label"))).alias("of_ordinal"),
             F.col("rejected").alias("reason"),
+            F.col("rejected_code").alias("code"),
             # The cluster (by its representative's ordinal) of every member.
             F.coalesce(F.col("label"), F.col("exact_of")).alias("_cluster"),
         )
@@ -449,12 +558,14 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         .distinct()
         .join(ids.withColumnRenamed("_o", ORD).withColumnRenamed("_oid", "id"), ORD)
     )
-    clusters = (
+    clusters_ord = (
         members.groupBy("c")
         .agg(F.sort_array(F.collect_list(F.struct(ORD, "id"))).alias("m"))
         # A cluster of old records only is old news.
         .where(F.element_at(F.col("m"), -1)[ORD] >= old)
-        .join(ids, F.col("c") == F.col("_o"))
+    )
+    clusters = (
+        clusters_ord.join(ids, F.col("c") == F.col("_o"))
         .select(F.col("c").alias("_first"), F.col("_oid").alias("representative"),
                 F.col("m.id").alias("members"), F.size("m").cast("long").alias("size"))
         .orderBy("_first").drop("_first")
@@ -466,11 +577,21 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         .select(F.col("a_id").alias("a"), F.col("b_id").alias("b"), "kind", "site",
                 "shared_supershingles", "charikar_agreement")
     )
-    kept = (records.join(fates.where(F.col("fate") == "kept").select(ORD), ORD)
-            .orderBy(ORD).drop(ORD))
+    kept_ord = fates.where(F.col("fate") == "kept").select(ORD, "id")
+    if json_mode:
+        # The kept records are their lines, unchanged.
+        line = F.regexp_replace(F.col(JSON_LINE).cast("string"), "\r+$", "")  # parsed: UTF-8
+        kept = records.join(kept_ord, ORD).orderBy(ORD).select("id", line.alias("line"))
+    else:
+        kept = (records.join(kept_ord.drop("id"), ORD).orderBy(ORD)
+                .drop(ORD, *[c for c in (INPUT, POSITION) if c in records.columns]))
     mark("fates joined back", fates)
     new_fates = fates.where(F.col(ORD) >= old)
     counts = {r["fate"]: r["count"] for r in new_fates.groupBy("fate").count().collect()}
+    # The dropped records of this snapshot in the clusters (each cluster keeps one).
+    dropped = clusters_ord.select(
+        (F.size(F.filter("m", lambda x: x[ORD] >= old)) - F.when(F.col("c") >= old, 1).otherwise(0))
+        .alias("d")).agg(F.sum("d")).collect()[0][0]
     c = {
         "read": sum(counts.values()),
         "kept": counts.get("kept", 0),
@@ -478,35 +599,212 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         "near_duplicates": counts.get("near", 0),
         "rejected": counts.get("rejected", 0),
         "previous_snapshot": old,
+        "dropped_in_clusters": int(dropped or 0),
     }
-    out_fates = (new_fates.select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason")
+    out_fates = (new_fates.select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason",
+                                  "code", F.col(INPUT).alias("input"), F.col(POSITION).alias("position"))
                  .orderBy("ordinal"))
     # For the next run: the old sketches, then this snapshot's kept records, numbered
     # densely in that order.
-    saved = sk.join(fates.where(F.col("fate") == "kept").select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
+    saved = sk.join(kept_ord.drop("id"), ORD).select(ORD, *SAVED_COLUMNS)
+    parts = {"sk": sk, "keyed": keyed, "bucket_sizes": bucket_sizes, "candidates": cand,
+             "pairs_ord": pairs_ord, "old": old, "rounds": rounds}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
-                      sketches=saved, sketch_meta=meta)
+                      sketches=saved, sketch_meta=meta, lines=json_mode, _parts=parts)
 
 
-def read_inputs(spark, inputs: List[str], fmt: Optional[str]):
-    """The records of ``inputs`` in input order: files sorted by path (directories
-    searched), each file's rows in file order."""
+JSON_LINE = "_nd_json"
+"""The column of :func:`read_inputs`'s DataFrame holding a JSONL record's line, raw
+(:func:`dedup` parses it with the command line's own parser)."""
+INPUT = "_nd_input"
+"""The column naming each record's input (as the CLI's rejects lines and report do)."""
+POSITION = "_nd_pos"
+"""The column giving each record's position in its input: the line (JSONL, from 1,
+blank lines counted) or the row (Parquet, from 1)."""
+_BLANK = "^[ \\t\\n\\f\\r]*$"  # the CLI's blank line: ASCII whitespace only
+
+
+def list_inputs(spark, inputs: List[str]) -> List[Tuple[str, int]]:
+    """The files of ``inputs`` (any filesystem Spark reads), sorted by name: a file as
+    given, a directory's files recursively and a glob's matches, each named by its full
+    path (files whose name starts with ``_`` or ``.`` — Spark's markers and checksums —
+    are left out of directories). Returns ``(name, size in bytes)``; a missing input is
+    a ``FileNotFoundError``."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    out: Dict[str, int] = {}
+    for given in inputs:
+        path = jvm.org.apache.hadoop.fs.Path(given)
+        fs = path.getFileSystem(conf)
+        if any(c in given for c in "*?[{"):  # a glob
+            statuses = fs.globStatus(path) or []
+            if not statuses:
+                raise FileNotFoundError(f"{given}: no file matches")
+        elif fs.exists(path):
+            statuses = [fs.getFileStatus(path)]
+        else:
+            raise FileNotFoundError(f"{given}: no such file or directory")
+        glob = any(c in given for c in "*?[{")
+        for st in statuses:
+            if not st.isDirectory():
+                # A file given by name keeps the name given (the CLI's name for it).
+                out[st.getPath().toString() if glob else given] = st.getLen()
+                continue
+            files = fs.listFiles(st.getPath(), True)
+            while files.hasNext():
+                f = files.next()
+                name = f.getPath().getName()
+                if not name.startswith(("_", ".")):
+                    out[f.getPath().toString()] = f.getLen()
+    return sorted(out.items())
+
+
+def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
+                counts_out: Optional[List[Dict[str, Any]]] = None):
+    """The records of ``inputs`` (files, directories, globs: :func:`list_inputs`) in
+    input order — files sorted by name, each file's records in file order — numbered
+    by the column ``ORD`` from 0, with the columns ``INPUT`` (the file's name) and
+    ``POSITION``. ``fmt``: ``"json"`` (JSONL, plain or compressed as Spark reads it) or
+    ``"parquet"``; by default a name ending in ``.parquet`` is Parquet, anything else
+    JSONL. One format per run.
+
+    A JSONL record is its line, unchanged, in the column ``JSON_LINE``: :func:`dedup`
+    parses it as ``neardup dedup`` does (the same rejections, the same ids), and writes
+    the kept lines unchanged. Blank lines are not records (they count in ``POSITION``).
+    A Parquet record is its row, every column kept.
+
+    ``counts_out`` receives, per input, ``{"input", "records", "bytes"}``: records read,
+    and the bytes of their lines (JSONL, as the CLI counts) or the file's size
+    (Parquet). Counting is one pass over the inputs, before the job's own."""
     from functools import reduce
 
-    def reader(path):
-        f = fmt or ("parquet" if path.endswith(".parquet") else "json")
-        return spark.read.format(f).load(path)
+    from pyspark.sql import functions as F
 
-    paths = sorted(inputs)
-    out, sizes = [], []
-    for p in paths:
-        # One counting pass per file, shared by the ordinal and the next file's offset.
-        out.append(with_ordinal(reader(p), first=sum(sizes), sizes_out=sizes))
-    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), out)
+    files = list_inputs(spark, inputs)
+    kinds = {fmt or ("parquet" if n.endswith(".parquet") else "json") for n, _ in files}
+    if len(kinds) > 1:
+        raise ValueError("neardup.spark: the inputs mix JSONL and Parquet; give one format per run")
+    kind = kinds.pop() if kinds else "json"
+    parts = []
+    for i, (name, size) in enumerate(files):
+        if kind == "json":
+            # The line's bytes as read (a string function could replace bytes that are
+            # not UTF-8, which the parser must see); trailing CRs are the parser's to drop.
+            df = spark.read.option("lineSep", "\n").text(name)
+            v = F.col("value")
+            blank = v.rlike(_BLANK)
+            crs = F.length(v) - F.length(F.rtrim(v, F.lit("\r")))
+            nbytes = F.when(blank, 0).otherwise(F.length(v.cast("binary")) - crs)
+            df = df.select(v.cast("binary").alias(JSON_LINE), blank.alias("_nd_blank"), nbytes.alias("_nd_bytes"))
+            blank, nbytes = F.col("_nd_blank"), F.col("_nd_bytes")
+        else:
+            df = spark.read.parquet(name)
+            blank = F.lit(False)
+            nbytes = F.lit(0)
+        parts.append(df.withColumn(INPUT, F.lit(name)).withColumn("_nd_file", F.lit(i))
+                     .withColumn("_nd_blank", blank).withColumn("_nd_bytes", nbytes.cast("long")))
+    if not parts:
+        raise FileNotFoundError("neardup.spark: no input files")
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+    # Two ids per row: over all rows (the line within its partition) and over non-blank
+    # rows (the record); both are (partition << 33) + the row's index in its partition.
+    lines = union.withColumn("_nd_li", F.monotonically_increasing_id())
+    part = F.shiftright(F.col("_nd_li"), 33)
+    per_part = (lines.groupBy(part.alias("p"), "_nd_file")
+                .agg(F.count(F.lit(1)).alias("lines"),
+                     F.sum(F.when(~F.col("_nd_blank"), 1).otherwise(0)).alias("records"),
+                     F.sum("_nd_bytes").alias("bytes"))
+                .collect())
+    offsets, rec_total, line_in_file = [], 0, {}
+    per_file = {i: [0, 0] for i in range(len(files))}
+    for r in sorted(per_part, key=lambda r: r["p"]):
+        f = r["_nd_file"]
+        offsets.append((int(r["p"]), rec_total, line_in_file.get(f, 0)))
+        rec_total += int(r["records"])
+        line_in_file[f] = line_in_file.get(f, 0) + int(r["lines"])
+        per_file[f][0] += int(r["records"])
+        per_file[f][1] += int(r["bytes"] or 0)
+    if counts_out is not None:
+        counts_out.extend({"input": n, "records": per_file[i][0],
+                           "bytes": per_file[i][1] if kind == "json" else size}
+                          for i, (n, size) in enumerate(files))
+    offs = spark.createDataFrame(offsets or [(0, 0, 0)], "_nd_p long, _nd_roff long, _nd_loff long")
+    low = lambda c: F.col(c).bitwiseAND((1 << 33) - 1)  # noqa: E731
+    return (
+        lines.where(~F.col("_nd_blank"))
+        .withColumn("_nd_ri", F.monotonically_increasing_id())
+        .withColumn("_nd_p", part)
+        .join(F.broadcast(offs), "_nd_p")
+        .withColumn(ORD, F.col("_nd_roff") + low("_nd_ri"))
+        .withColumn(POSITION, F.col("_nd_loff") + low("_nd_li") + 1)
+        .drop("_nd_p", "_nd_roff", "_nd_loff", "_nd_li", "_nd_ri", "_nd_file", "_nd_blank", "_nd_bytes")
+    )
 
 
-def _write(df, path: str, fmt: str) -> None:
-    (df.coalesce(1).write.mode("overwrite").format("parquet" if fmt == "parquet" else "json").save(path))
+def _write(df, path: str, fmt: str) -> int:
+    """Writes ``df`` as one part file in ``path`` (JSONL with every field, nulls
+    included, or Parquet) and returns the rows written, counted by reading them back."""
+    spark = df.sparkSession
+    if fmt == "parquet":
+        df.coalesce(1).write.mode("overwrite").parquet(path)
+        return spark.read.parquet(path).count()
+    df.coalesce(1).write.mode("overwrite").option("ignoreNullFields", "false").json(path)
+    return spark.read.text(path).count()
+
+
+def _write_kept(r: SparkDedup, path: str, fmt: str) -> int:
+    """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark;
+    other inputs' rows in the chosen format."""
+    spark = r.kept.sparkSession
+    if r.lines:
+        if fmt == "parquet":
+            rows = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0]))
+            return _write(rows, path, fmt)
+        r.kept.select("line").coalesce(1).write.mode("overwrite").text(path)
+        return spark.read.text(path).count()
+    return _write(r.kept, path, fmt)
+
+
+def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any],
+           kept_written: Optional[int] = None, rejects_written: Optional[int] = None,
+           seconds: Optional[float] = None) -> Dict[str, Any]:
+    """The run's report in the CLI's shape (``neardup dedup --report``, format version
+    1): parameters, the accounting against the inputs' own counts, and
+    :meth:`SparkDedup.stats`. ``holds`` is true when every record read is kept, dropped
+    or rejected, the outputs written agree with the counts, and the clusters' dropped
+    members are the exact and near duplicates."""
+    p = neardup.Pipeline(**params)
+    stage_one, stage_two = p.describe()
+    c = r.counts
+    read_by_inputs = sum(i["records"] for i in per_input)
+    holds = (
+        c["read"] == read_by_inputs
+        and c["read"] == c["kept"] + c["exact_duplicates"] + c["near_duplicates"] + c["rejected"]
+        and (kept_written is None or kept_written == c["kept"])
+        and (rejects_written is None or rejects_written == c["rejected"])
+        and c["dropped_in_clusters"] == c["exact_duplicates"] + c["near_duplicates"]
+    )
+    return {
+        "format_version": 1,
+        "neardup_version": neardup.__version__,
+        "inputs": [i["input"] for i in per_input],
+        "parameters": {"sketch": p.sketch_config, "stage_one": stage_one, "stage_two": stage_two,
+                       "charikar_threshold": p.charikar_threshold, "high_recall": None},
+        "accounting": {
+            "read": c["read"], "previous_snapshot": c["previous_snapshot"], "kept": c["kept"],
+            "exact_duplicates": c["exact_duplicates"], "near_duplicates": c["near_duplicates"],
+            "rejected": c["rejected"], "per_input": per_input, "kept_written": kept_written,
+            "rejects_written": rejects_written, "dropped_in_clusters": c["dropped_in_clusters"],
+            "holds": holds,
+        },
+        "stats": dict(r.stats(), seconds={
+            "sketch": None, "exact": None, "candidates": None, "filter": None, "high_recall": None,
+            "cluster": None, "total": seconds}),
+        "engine": {"name": "spark", "master": r.kept.sparkSession.sparkContext.master,
+                   "components_rounds": (r._parts or {}).get("rounds")},
+        "boilerplate": None,
+        "peak_memory_bytes": None,
+    }
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -554,32 +852,64 @@ def main(argv: Optional[List[str]] = None) -> int:
         b = b.config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
     spark = b.getOrCreate()
-    records = read_inputs(spark, args.inputs, args.input_format)
-    previous = load_sketches(spark, args.sketches) if args.sketches else None
-    r = dedup(records, ordinal=ORD, previous=previous, **params)
-    if args.output:
-        _write(r.kept, args.output, args.format)
-    if args.clusters:
-        _write(r.clusters, args.clusters, args.format)
-    if args.pairs:
-        _write(r.pairs, args.pairs, args.format)
-    if args.rejects:
-        from pyspark.sql import functions as F
-
-        _write(r.fates.where(F.col("fate") == "rejected").select(
-            F.col("ordinal").alias("record"), "id", "reason"), args.rejects, args.format)
-    if args.save_sketches:
-        save_sketches(r, args.save_sketches)
-    report = {"format_version": 1, "inputs": sorted(args.inputs), "parameters": params,
-              "accounting": dict(r.counts, holds=r.counts["read"] == sum(
-                  r.counts[k] for k in ("kept", "exact_duplicates", "near_duplicates", "rejected")))}
-    if args.report:
-        with open(args.report, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
-    print(json.dumps(report["accounting"]), file=sys.stderr)
+    rep = run(spark, args.inputs, output=args.output, clusters=args.clusters, pairs=args.pairs,
+              rejects=args.rejects, report_path=args.report, sketches=args.sketches,
+              save=args.save_sketches, fmt=args.format, input_format=args.input_format, **params)
     spark.stop()
+    a = rep["accounting"]
+    print(f"neardup.spark: {a['read']} records read: {a['kept']} kept, {a['exact_duplicates']} exact "
+          f"duplicates, {a['near_duplicates']} near duplicates, {a['rejected']} rejected", file=sys.stderr)
+    if not a["holds"]:
+        print(f"neardup.spark: accounting broken: {json.dumps(a)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Optional[str] = None,
+        pairs: Optional[str] = None, rejects: Optional[str] = None, report_path: Optional[str] = None,
+        sketches: Optional[str] = None, save: Optional[str] = None, fmt: str = "jsonl",
+        input_format: Optional[str] = None, **params: Any) -> Dict[str, Any]:
+    """``python -m neardup.spark dedup`` on a session: reads ``inputs``
+    (:func:`read_inputs`), deduplicates them (against the saved ``sketches`` of an
+    earlier snapshot, if given), writes the outputs asked for — each a directory with
+    one part file, JSONL in the CLI's line formats (kept JSONL lines unchanged) or
+    Parquet — saves the sketches to ``save``, and returns the report (:func:`report`;
+    written to ``report_path`` atomically)."""
+    from pyspark.sql import functions as F
+
+    start = time.perf_counter()
+    per_input: List[Dict[str, Any]] = []
+    records = read_inputs(spark, inputs, input_format, counts_out=per_input)
+    previous = load_sketches(spark, sketches) if sketches else None
+    r = dedup(records, ordinal=ORD, previous=previous, **params)
+    kept_written = rejects_written = None
+    if output:
+        kept_written = _write_kept(r, output, fmt)
+    if clusters:
+        _write(r.clusters.select("members", "representative", "size"), clusters, fmt)
+    if pairs:
+        _write(r.pairs.select("a", "b", "charikar_agreement", "kind", "shared_supershingles", "site"),
+               pairs, fmt)
+    if rejects:
+        # The CLI's rejects lines: fields in alphabetical order, ``file`` null (a
+        # directory's files are inputs of their own here).
+        rejected = r.fates.where(F.col("fate") == "rejected").select(
+            "code", F.lit(None).cast("string").alias("file"), "id", "input", "position", "reason",
+            F.col("ordinal").alias("record"))
+        rejects_written = _write(rejected, rejects, fmt)
+    if save:
+        save_sketches(r, save)
+    rep = report(r, per_input, params, kept_written, rejects_written,
+                 seconds=time.perf_counter() - start)
+    if report_path:
+        import os
+
+        tmp = report_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(rep, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, report_path)
+    return rep
 
 
 if __name__ == "__main__":

@@ -16,9 +16,11 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use arrow::pyarrow::ToPyArrow;
 use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
+use neardup::io::parse_json_record;
 use neardup::sketch::broder::shared_supershingles;
 use neardup::sketch::charikar::agreement;
 use neardup::verify::PairClass;
+use neardup::{RejectReason, Rejection};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -30,7 +32,9 @@ fn arrow_err(e: arrow::error::ArrowError) -> PyErr {
 
 /// The column builders of `sketch_batch`'s output.
 struct SketchColumns {
+    id: StringBuilder,
     rejected: StringBuilder,
+    rejected_code: StringBuilder,
     exact: BinaryBuilder,
     supershingles: ListBuilder<Int64Builder>,
     keys: ListBuilder<Int64Builder>,
@@ -46,7 +50,9 @@ struct SketchColumns {
 impl SketchColumns {
     fn new() -> Self {
         SketchColumns {
+            id: StringBuilder::new(),
             rejected: StringBuilder::new(),
+            rejected_code: StringBuilder::new(),
             exact: BinaryBuilder::new(),
             supershingles: ListBuilder::new(Int64Builder::new()),
             keys: ListBuilder::new(Int64Builder::new()),
@@ -60,15 +66,19 @@ impl SketchColumns {
         }
     }
 
-    fn null_row(&mut self, reason: &str) {
-        self.rejected.append_value(reason);
+    /// A rejected record; `length` is its body's length when it was sketched (an empty
+    /// document), as the pipeline's `bytes` statistic counts it.
+    fn null_row(&mut self, id: Option<&str>, reason: &RejectReason, length: Option<i64>) {
+        self.id.append_option(id);
+        self.rejected.append_value(reason.to_string());
+        self.rejected_code.append_value(reason.code());
         self.exact.append_null();
         self.supershingles.append(false);
         self.keys.append(false);
         self.charikar.append_null();
         self.simhash.append_null();
         self.terms.append_null();
-        self.length.append_null();
+        self.length.append_option(length);
         self.site.append_null();
         self.priority.append_null();
         self.pugh.append(false);
@@ -81,7 +91,9 @@ impl SketchColumns {
         doc: &neardup::Document,
         generator: Option<&Supershingles>,
     ) {
+        self.id.append_value(&doc.id);
         self.rejected.append_null();
+        self.rejected_code.append_null();
         self.exact.append_value(s.exact.to_be_bytes());
         self.supershingles
             .append_value(s.supershingles.iter().map(|&x| Some(x as i64)));
@@ -106,7 +118,9 @@ impl SketchColumns {
     fn finish(mut self) -> Result<RecordBatch, arrow::error::ArrowError> {
         let list = |b: &mut ListBuilder<Int64Builder>| -> ArrayRef { Arc::new(b.finish()) };
         let cols: Vec<(&str, ArrayRef)> = vec![
+            ("id", Arc::new(self.id.finish())),
             ("rejected", Arc::new(self.rejected.finish())),
+            ("rejected_code", Arc::new(self.rejected_code.finish())),
             ("exact", Arc::new(self.exact.finish())),
             ("supershingles", list(&mut self.supershingles)),
             ("keys", list(&mut self.keys)),
@@ -138,8 +152,12 @@ fn named_batch(cols: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, arrow::error:
 /// table / stream, whose rows are taken in order), in a `pyarrow.RecordBatch` with one
 /// row per input row:
 ///
-/// * `rejected` (string): why the record cannot be used (null when it was sketched);
-///   the other columns are then null;
+/// * `id` (string): the record's id (null when a rejected record's id could not be
+///   read);
+/// * `rejected` (string): why the record cannot be used, in words (null when it was
+///   sketched); the sketch columns are then null;
+/// * `rejected_code` (string): the reason's stable code (`"malformed_json"`,
+///   `"empty"`, …; the `code` of the CLI's rejects lines);
 /// * `exact` (binary, 16 bytes, big-endian): the exact fingerprint of the normalized
 ///   term sequence (the exact pre-pass groups by it);
 /// * `supershingles` (list of int64): the supershingles, slot by slot;
@@ -147,18 +165,31 @@ fn named_batch(cols: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, arrow::error:
 ///   default `min_shared=2`); null unless stage one is `candidates="broder"`;
 /// * `charikar` (binary): the Charikar projection, 64-bit little-endian words;
 /// * `simhash` (int64): the 64-bit simhash, its bits in an `int64`;
-/// * `terms`, `length` (int64): terms, and bytes of the body;
+/// * `terms`, `length` (int64): terms, and bytes of the body (`length` also for a
+///   record rejected as empty);
 /// * `site` (string), `priority` (float64): as the pipeline derives them;
 /// * `pugh` (list of int64): Pugh checksums when `candidates="pugh"`, else empty.
+///
+/// The records are the batch's columns named by the field keywords (`id_field`, …; a
+/// null id becomes the row's ordinal in the batch), or, with `json_column`, raw JSONL
+/// lines (string or binary) parsed by the command line's own JSONL parser — the same
+/// rejections (invalid UTF-8, malformed JSON, a bad id, …), and the same generated id
+/// `SOURCE:LINE` for a record without one, the source and line taken from the columns
+/// `source_column` (string; default `""`) and `line_column` (int64; default the row's
+/// number from 1). A line's trailing CRs and LFs are dropped first, as the CLI's reader
+/// drops them.
 ///
 /// Keywords as for `Pipeline` (boilerplate removal needs a pass over the whole corpus
 /// and is refused). Runs on the calling thread with the GIL released: engines
 /// parallelize across tasks.
 #[pyfunction]
-#[pyo3(signature = (batch, **params))]
+#[pyo3(signature = (batch, json_column=None, source_column=None, line_column=None, **params))]
 pub fn sketch_batch<'py>(
     py: Python<'py>,
     batch: &Bound<'py, PyAny>,
+    json_column: Option<String>,
+    source_column: Option<String>,
+    line_column: Option<String>,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = Pipeline::from_kwargs(params)?;
@@ -175,23 +206,114 @@ pub fn sketch_batch<'py>(
         let generator = pipeline.rule().candidates().as_supershingles().cloned();
         let mut cols = SketchColumns::new();
         let mut ordinal = 0u64;
+        let mut visit = |r: std::result::Result<&neardup::Document, Rejection>| {
+            let doc = match r {
+                Ok(d) => d,
+                Err(rej) => return cols.null_row(rej.id.as_deref(), &rej.reason, None),
+            };
+            match pipeline.sketch_record(doc) {
+                Err(reason) => {
+                    let sketched = matches!(reason, RejectReason::Empty);
+                    let length = sketched.then_some(doc.body.len() as i64);
+                    cols.null_row(Some(&doc.id), &reason, length)
+                }
+                Ok((s, site)) => cols.push(&s, site, doc, generator.as_ref()),
+            }
+        };
         for b in reader {
             let b = b.map_err(arrow_err)?;
-            visit_batch(&b, &fields, ordinal, |r| {
-                let doc = match r {
-                    Ok(d) => d,
-                    Err(rej) => return cols.null_row(&rej.reason.to_string()),
-                };
-                match pipeline.sketch_record(doc) {
-                    Err(reason) => cols.null_row(&reason.to_string()),
-                    Ok((s, site)) => cols.push(&s, site, doc, generator.as_ref()),
+            match &json_column {
+                None => visit_batch(&b, &fields, ordinal, &mut visit),
+                Some(json) => {
+                    let lines =
+                        JsonLines::of(&b, json, source_column.as_deref(), line_column.as_deref())
+                            .map_err(PyValueError::new_err)?;
+                    for i in 0..b.num_rows() {
+                        let (line, source, at) = lines.row(i, ordinal);
+                        match parse_json_record(line, &fields, source, at) {
+                            Ok(doc) => visit(Ok(&doc)),
+                            Err(rej) => visit(Err(rej)),
+                        }
+                    }
                 }
-            });
+            }
             ordinal += b.num_rows() as u64;
         }
         cols.finish().map_err(arrow_err)
     })?;
     out.to_pyarrow(py)
+}
+
+/// The columns of a batch of raw JSONL lines.
+struct JsonLines {
+    lines: arrow::array::BinaryArray,
+    sources: Option<arrow::array::StringArray>,
+    ats: Option<arrow::array::Int64Array>,
+}
+
+impl JsonLines {
+    fn of(
+        b: &RecordBatch,
+        json: &str,
+        source: Option<&str>,
+        line: Option<&str>,
+    ) -> Result<Self, String> {
+        let col = |n: &str| {
+            b.column_by_name(n)
+                .ok_or_else(|| format!("sketch_batch: the batch has no column {n:?}"))
+        };
+        let cast = |n: &str, t: &DataType| {
+            arrow::compute::cast(col(n)?, t)
+                .map_err(|e| format!("sketch_batch: column {n:?} cannot be read as {t}: {e}"))
+        };
+        let lines = match col(json)?.data_type() {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                cast(json, &DataType::Binary)?.as_binary::<i32>().clone()
+            }
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                let s = cast(json, &DataType::Utf8)?;
+                arrow::array::BinaryArray::from(s.as_string::<i32>().clone())
+            }
+            t => {
+                return Err(format!(
+                    "sketch_batch: column {json:?} is {t}, not string or binary"
+                ))
+            }
+        };
+        let sources = source
+            .map(|n| cast(n, &DataType::Utf8).map(|a| a.as_string::<i32>().clone()))
+            .transpose()?;
+        let ats = line
+            .map(|n| cast(n, &DataType::Int64).map(|a| a.as_primitive::<Int64Type>().clone()))
+            .transpose()?;
+        Ok(JsonLines {
+            lines,
+            sources,
+            ats,
+        })
+    }
+
+    /// Row `i`: its line (empty when null), source and line number.
+    fn row(&self, i: usize, first: u64) -> (&[u8], &str, u64) {
+        let mut line = if self.lines.is_valid(i) {
+            self.lines.value(i)
+        } else {
+            b""
+        };
+        // The CLI's reader drops the line's end: trailing CRs and LFs.
+        while let [rest @ .., b'\r' | b'\n'] = line {
+            line = rest;
+        }
+        let source = match &self.sources {
+            Some(s) if s.is_valid(i) => s.value(i),
+            _ => "",
+        };
+        let at = match &self.ats {
+            Some(a) if a.is_valid(i) => a.value(i) as u64,
+            _ => first + i as u64 + 1,
+        };
+        (line, source, at)
+    }
 }
 
 /// The candidate pairs of one stage-one bucket under the library's big-bucket rule:

@@ -48,6 +48,9 @@ pub fn to_py_err(e: neardup::Error) -> PyErr {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    let limits = neardup::candidates::BucketLimits::default();
+    m.add("DEFAULT_MAX_BUCKET", limits.max_bucket)?;
+    m.add("DEFAULT_BUCKET_WINDOW", limits.window)?;
     m.add_class::<run::Pipeline>()?;
     m.add_class::<run::Dedup>()?;
     m.add_class::<run::Fate>()?;

@@ -76,6 +76,8 @@ fn with_progress(
 pub struct Pipeline {
     params: Params,
     builder: PipelineBuilder,
+    /// The library's pipeline, built once (the getters and building blocks clone it).
+    built: neardup::Pipeline,
     extras: Extras,
     description: String,
 }
@@ -106,6 +108,7 @@ impl Pipeline {
         Ok(Pipeline {
             params: s.params,
             builder: s.builder,
+            built: p,
             extras: s.extras,
             description: format!("stage one: {one}; stage two: {two}"),
         })
@@ -122,9 +125,10 @@ impl Pipeline {
             .map_err(crate::to_py_err)
     }
 
-    /// The library's pipeline without a callback.
+    /// The library's pipeline without a callback (built once, when the settings were
+    /// read).
     pub fn pipeline(&self) -> PyResult<neardup::Pipeline> {
-        self.builder.build().map_err(crate::to_py_err)
+        Ok(self.built.clone())
     }
 
     /// Whether boilerplate removal is on.
