@@ -100,7 +100,7 @@ def main() -> None:
         t = time.perf_counter()
         df = nds.read_inputs(spark, [str(corpus)], None)
         r = nds.dedup(df, ordinal=nds.ORD)
-        r.kept.coalesce(1).write.mode("overwrite").json(str(work / "spark-kept"))
+        nds.write_kept(r, str(work / "spark-kept"), "jsonl")
         total = time.perf_counter() - t
         kept = [json.loads(l)["id"] for p in sorted((work / "spark-kept").glob("part-*")) for l in open(p)]
         spark.stop()

@@ -6,7 +6,9 @@
 
 pub mod cmd;
 pub mod config;
+pub mod output;
 pub mod report;
+pub mod writeback;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -127,6 +129,7 @@ pub enum FormatArg {
     Jsonl,
     Warc,
     Dir,
+    Parquet,
 }
 
 pub fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {

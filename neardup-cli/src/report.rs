@@ -69,6 +69,8 @@ pub struct Accounting<'a> {
     pub kept_written: Option<u64>,
     /// Rejected records written (when `--rejects` was given).
     pub rejects_written: Option<u64>,
+    /// Records written annotated (when `--annotate` was given): all of them.
+    pub annotated_written: Option<u64>,
     /// Dropped records of this snapshot in the clusters (each cluster keeps one).
     pub dropped_in_clusters: u64,
     /// Whether all the counts agree.
@@ -82,8 +84,18 @@ pub struct InputCount<'a> {
     pub input: &'a str,
     /// Records read from it (rejected ones included).
     pub records: u64,
-    /// Bytes read from it.
+    /// Bytes read from it: of the JSONL lines, else of the document bodies.
     pub bytes: u64,
+    /// Its records kept.
+    pub kept: u64,
+    /// Its records dropped as exact duplicates.
+    pub exact_duplicates: u64,
+    /// Its records dropped as near-duplicates.
+    pub near_duplicates: u64,
+    /// Its records rejected.
+    pub rejected: u64,
+    /// Kept records written to its own file (`--output-dir`).
+    pub kept_written: Option<u64>,
 }
 
 /// The boilerplate pass.

@@ -752,7 +752,7 @@ def _write(df, path: str, fmt: str) -> int:
     return spark.read.text(path).count()
 
 
-def _write_kept(r: SparkDedup, path: str, fmt: str) -> int:
+def write_kept(r: SparkDedup, path: str, fmt: str) -> int:
     """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark;
     other inputs' rows in the chosen format."""
     spark = r.kept.sparkSession
@@ -884,7 +884,7 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
     r = dedup(records, ordinal=ORD, previous=previous, **params)
     kept_written = rejects_written = None
     if output:
-        kept_written = _write_kept(r, output, fmt)
+        kept_written = write_kept(r, output, fmt)
     if clusters:
         _write(r.clusters.select("members", "representative", "size"), clusters, fmt)
     if pairs:

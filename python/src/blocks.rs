@@ -7,7 +7,7 @@
 //! Column types are the ones Spark reads: signed integers (64-bit values are stored
 //! with the same bits in `int64`), variable-length binary, lists.
 
-use crate::records::{arrow_stream, visit_batch};
+use crate::records::arrow_stream;
 use crate::run::{without_gil, Pipeline};
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
@@ -16,6 +16,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use arrow::pyarrow::ToPyArrow;
 use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
+use neardup::io::batch::visit_batch;
 use neardup::io::parse_json_record;
 use neardup::sketch::broder::shared_supershingles;
 use neardup::sketch::charikar::agreement;
@@ -223,7 +224,7 @@ pub fn sketch_batch<'py>(
         for b in reader {
             let b = b.map_err(arrow_err)?;
             match &json_column {
-                None => visit_batch(&b, &fields, ordinal, &mut visit),
+                None => visit_batch(&b, &fields, ordinal, None, &mut visit),
                 Some(json) => {
                     let lines =
                         JsonLines::of(&b, json, source_column.as_deref(), line_column.as_deref())

@@ -8,10 +8,10 @@
 //! A record that breaks them is rejected with the reason (or, with `strict`, raises
 //! `ValueError` naming the record).
 
-use arrow::array::{Array, AsArray, RecordBatch, StringArray};
-use arrow::datatypes::DataType;
+use arrow::array::RecordBatch;
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow::pyarrow::FromPyArrow;
+use neardup::io::batch::visit_batch;
 use neardup::io::Fields;
 use neardup::{Body, Document};
 use neardup::{RejectReason, Rejection};
@@ -196,142 +196,11 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
     )
 }
 
-/// A column of strings (any string type or integers, cast), or why not.
-fn strings(
-    batch: &RecordBatch,
-    name: &str,
-) -> Option<std::result::Result<StringArray, RejectReason>> {
-    let col = batch.column_by_name(name)?;
-    match col.data_type() {
-        DataType::Utf8
-        | DataType::LargeUtf8
-        | DataType::Utf8View
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Dictionary(_, _) => Some(
-            arrow::compute::cast(col, &DataType::Utf8)
-                .map(|a| a.as_string::<i32>().clone())
-                .map_err(|e| RejectReason::BadColumn {
-                    column: name.to_string(),
-                    error: e.to_string(),
-                }),
-        ),
-        DataType::Null => Some(Ok(StringArray::new_null(col.len()))),
-        other => Some(Err(RejectReason::BadColumn {
-            column: name.to_string(),
-            error: format!("{other} is not a string type"),
-        })),
-    }
-}
-
 /// The records of one Arrow batch; `first` is the ordinal of its first row.
 pub fn batch_records(batch: &RecordBatch, f: &Fields, first: u64) -> Vec<Record> {
     let mut out = Vec::with_capacity(batch.num_rows());
-    visit_batch(batch, f, first, |r| out.push(r.cloned()));
+    visit_batch(batch, f, first, None, |r| out.push(r.cloned()));
     out
-}
-
-fn set(dst: &mut String, src: &str) {
-    dst.clear();
-    dst.push_str(src);
-}
-
-/// Calls `visit` with each row of an Arrow batch as a document (one document whose
-/// buffers are reused from row to row, so no allocation per row) or a rejection;
-/// `first` is the ordinal of the first row.
-pub fn visit_batch(
-    batch: &RecordBatch,
-    f: &Fields,
-    first: u64,
-    mut visit: impl FnMut(std::result::Result<&Document, Rejection>),
-) {
-    let n = batch.num_rows();
-    let col = |name: &str| strings(batch, name).transpose();
-    let (ids, text, html, url, site) = match (
-        col(&f.id),
-        col(&f.text),
-        col(&f.html),
-        col(&f.url),
-        f.site.as_deref().map(col).unwrap_or(Ok(None)),
-    ) {
-        (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => (i, t, h, u, s),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
-            for _ in 0..n {
-                visit(Err(Rejection {
-                    id: None,
-                    reason: e.clone(),
-                }));
-            }
-            return;
-        }
-    };
-    if text.is_none() && html.is_none() {
-        let reason = RejectReason::MissingColumn {
-            text: f.text.clone(),
-            html: f.html.clone(),
-        };
-        for _ in 0..n {
-            visit(Err(Rejection {
-                id: None,
-                reason: reason.clone(),
-            }));
-        }
-        return;
-    }
-    let priority = f.priority.as_deref().and_then(|p| {
-        batch
-            .column_by_name(p)
-            .and_then(|c| arrow::compute::cast(c, &DataType::Float64).ok())
-    });
-    fn value(a: &Option<StringArray>, i: usize) -> Option<&str> {
-        a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
-    }
-    let mut doc = Document::text(String::new(), String::new());
-    for i in 0..n {
-        let at = first + i as u64;
-        match value(&ids, i) {
-            Some(id) => set(&mut doc.id, id),
-            None => doc.id = at.to_string(),
-        }
-        let body = std::mem::replace(&mut doc.body, Body::Text(String::new()));
-        let mut buf = match body {
-            Body::Text(s) | Body::Html(s) => s,
-        };
-        doc.body = match (value(&text, i), value(&html, i)) {
-            (Some(t), _) => {
-                set(&mut buf, t);
-                Body::Text(buf)
-            }
-            (None, Some(h)) => {
-                set(&mut buf, h);
-                Body::Html(buf)
-            }
-            (None, None) => {
-                doc.body = Body::Text(buf);
-                visit(Err(Rejection {
-                    id: Some(doc.id.clone()),
-                    reason: RejectReason::MissingBody {
-                        text: f.text.clone(),
-                        html: f.html.clone(),
-                    },
-                }));
-                continue;
-            }
-        };
-        doc.url = value(&url, i).map(str::to_owned);
-        doc.site = value(&site, i).map(str::to_owned);
-        doc.priority = priority
-            .as_ref()
-            .filter(|p| p.is_valid(i))
-            .map(|p| p.as_primitive::<arrow::datatypes::Float64Type>().value(i));
-        visit(Ok(&doc));
-    }
 }
 
 /// Where records come from.

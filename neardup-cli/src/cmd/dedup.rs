@@ -2,8 +2,8 @@
 
 use crate::config::{FieldArgs, Params};
 use crate::report::{
-    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, RejectLine,
-    Report, REPORT_FORMAT_VERSION,
+    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, Report,
+    REPORT_FORMAT_VERSION,
 };
 use crate::*;
 use anyhow::{bail, Context, Result};
@@ -23,15 +23,29 @@ const DEMO: &[u8] = include_bytes!("../../../fixtures/demo.jsonl");
 
 #[derive(Args)]
 pub struct DedupArgs {
-    /// Input files or directories; `-` is standard input. Without any, the bundled demo
-    /// corpus.
+    /// Input files, directories or globs (`'data/**/*.jsonl.zst'`); `-` is standard
+    /// input. A directory of shards (JSONL, Parquet, WARC files, compressed or not) and a
+    /// glob stand for their files in sorted path order; any other directory is a
+    /// directory of documents. Without any, the bundled demo corpus.
     pub inputs: Vec<String>,
     /// Input format, instead of detecting it from the name.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Write the kept records here (`-` for standard output), in input order.
+    /// Write the kept records here (`-` for standard output), in input order, in the
+    /// input's format: JSONL lines unchanged, Parquet rows with the input's schema (a
+    /// name ending in `.parquet`); compressed as the name says (`.gz`, `.zst`, `.bz2`,
+    /// `.xz`).
     #[arg(short, long)]
     pub output: Option<String>,
+    /// Write the kept records of each input to a file of its own in this directory,
+    /// named as the input is within its directory or glob (else by its file name).
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
+    /// Write every record here with its fate added instead of dropping any: the fields
+    /// (or Parquet columns) `neardup_fate` (kept, exact, near, rejected), `neardup_of`,
+    /// `neardup_cluster` (the representative's id) and `neardup_reason`.
+    #[arg(long)]
+    pub annotate: Option<PathBuf>,
     /// Write clusters as JSONL: representative, members, size.
     #[arg(long)]
     pub clusters: Option<PathBuf>,
@@ -104,6 +118,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         FormatArg::Jsonl => Format::Jsonl,
         FormatArg::Warc => Format::Warc,
         FormatArg::Dir => Format::Dir,
+        FormatArg::Parquet => Format::Parquet,
     });
     // Inputs; standard input is spooled to a temporary file for the second pass.
     let mut spool = None;
@@ -120,18 +135,11 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                 let mut tmp = tempfile::NamedTempFile::new().context("spooling standard input")?;
                 std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
                     .context("spooling standard input")?;
-                v.push(Input::detect(
-                    tmp.path(),
-                    "-",
-                    Some(format.unwrap_or(Format::Jsonl)),
-                ));
+                // Compression and Parquet are found by content; anything else is JSONL.
+                v.push(Input::detect(tmp.path(), "-", format));
                 spool = Some(tmp);
             } else {
-                let p = PathBuf::from(name);
-                if !p.exists() {
-                    bail!("{name}: no such file or directory");
-                }
-                v.push(Input::detect(p, name.clone(), format));
+                v.extend(neardup::io::shards::expand(name, format)?);
             }
         }
         v
@@ -242,79 +250,29 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         return Err(e.into());
     }
     d.reconcile(counter.records())?;
-    let (mut kept_written, mut rejects_written) = (None, None);
 
-    // Second pass: kept records and rejects, in input order.
-    if args.output.is_some() || args.rejects.is_some() {
-        let mut out = match &args.output {
-            Some(p) => Some(AtomicFile::create(p)?),
-            None => None,
-        };
-        let mut rejects = match &args.rejects {
-            Some(p) => Some(AtomicFile::create(p)?),
-            None => None,
-        };
-        let reader =
-            Reader::new(inputs.clone(), fields.clone(), false, true).max_record_bytes(max_record);
-        let mut ordinal = d.previous;
-        let (mut kept_n, mut rejects_n) = (0u64, 0u64);
-        for rec in reader {
-            let rec = rec?;
-            let Some(fate) = d.fates.get(ordinal) else {
-                bail!("input changed between the two passes")
-            };
-            match fate {
-                Fate::Kept => {
-                    if let Some(o) = out.as_mut() {
-                        match (&rec.raw, &rec.doc) {
-                            (Some(raw), _) => o.write_all(raw)?,
-                            (None, Some(Ok(doc))) => {
-                                serde_json::to_writer(&mut *o, &doc_json(doc))?
-                            }
-                            (None, _) => {}
-                        }
-                        o.write_all(b"\n")?;
-                        kept_n += 1;
-                    }
-                }
-                Fate::Rejected { reason } => {
-                    if let Some(r) = rejects.as_mut() {
-                        let id = d.ids.get(ordinal).filter(|i| !i.is_empty()).cloned();
-                        let input = &inputs[rec.position.input].name;
-                        serde_json::to_writer(
-                            &mut *r,
-                            &RejectLine::new(
-                                (ordinal - d.previous) as u64,
-                                input,
-                                rec.position.at,
-                                rec.position.file.as_deref(),
-                                id.as_deref(),
-                                reason,
-                            ),
-                        )?;
-                        r.write_all(b"\n")?;
-                        rejects_n += 1;
-                    }
-                }
-                _ => {}
-            }
-            ordinal += 1;
-        }
-        if ordinal != d.fates.len() {
-            bail!(
-                "input changed between the two passes ({ordinal} records, then {})",
-                d.fates.len()
-            );
-        }
-        kept_written = out.is_some().then_some(kept_n);
-        rejects_written = rejects.is_some().then_some(rejects_n);
-        if let Some(o) = out {
-            o.commit()?;
-        }
-        if let Some(r) = rejects {
-            r.commit()?;
-        }
-    }
+    // Second pass: kept records, annotations and rejects, in input order.
+    let written = crate::writeback::write_back(
+        &d,
+        &inputs,
+        &fields,
+        max_record,
+        crate::writeback::Targets {
+            output: args
+                .output
+                .as_ref()
+                .map(|p| crate::output::Sink::create(std::path::Path::new(p)))
+                .transpose()?,
+            output_dir: args.output_dir.as_deref(),
+            annotate: args
+                .annotate
+                .as_ref()
+                .map(|p| crate::output::Sink::create(p))
+                .transpose()?,
+            rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
+        },
+    )?;
+    let (kept_written, rejects_written) = (written.kept, written.rejects);
     drop(spool);
     if let Some(path) = &args.clusters {
         write_jsonl(path, d.clusters.iter().map(|c| ClusterLine::new(&d, c)))?;
@@ -339,9 +297,47 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         })
         .sum();
     let st = &d.stats;
+    // Per input: its records' fates (inputs hold consecutive ordinals, as many as the
+    // reader counted) and what was written to its own file.
+    let mut start = d.previous;
+    let per_input: Vec<InputCount> = inputs
+        .iter()
+        .zip(counter.per_input())
+        .zip(&written.per_input_kept)
+        .map(|((i, (records, bytes)), kept_written)| {
+            let end = (start + records as usize).min(d.fates.len());
+            let mut c = InputCount {
+                input: &i.name,
+                records,
+                bytes,
+                kept: 0,
+                exact_duplicates: 0,
+                near_duplicates: 0,
+                rejected: 0,
+                kept_written: *kept_written,
+            };
+            for f in &d.fates[start.min(end)..end] {
+                match f {
+                    Fate::Kept => c.kept += 1,
+                    Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
+                    Fate::NearDuplicate { .. } => c.near_duplicates += 1,
+                    Fate::Rejected { .. } => c.rejected += 1,
+                    _ => {}
+                }
+            }
+            start = end;
+            c
+        })
+        .collect();
+    let per_input_holds = per_input.iter().all(|c| {
+        c.records == c.kept + c.exact_duplicates + c.near_duplicates + c.rejected
+            && c.kept_written.is_none_or(|k| k == c.kept)
+    });
     let holds = st.read == counter.records()
+        && per_input_holds
         && kept_written.is_none_or(|k| k == st.kept)
         && rejects_written.is_none_or(|r| r == st.rejected)
+        && written.annotated.is_none_or(|a| a == st.read)
         && dropped_in_clusters == st.exact_duplicates + st.near_duplicates;
     let (stage1, stage2) = pipeline.describe();
     let s = &d.stats;
@@ -363,17 +359,10 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
             exact_duplicates: s.exact_duplicates,
             near_duplicates: s.near_duplicates,
             rejected: s.rejected,
-            per_input: inputs
-                .iter()
-                .zip(counter.per_input())
-                .map(|(i, (records, bytes))| InputCount {
-                    input: &i.name,
-                    records,
-                    bytes,
-                })
-                .collect(),
+            per_input,
             kept_written,
             rejects_written,
+            annotated_written: written.annotated,
             dropped_in_clusters,
             holds,
         },
@@ -399,9 +388,11 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     if !holds {
         bail!(
             "accounting broken: {} records read; kept written {kept_written:?}, rejects written \
-             {rejects_written:?}, {dropped_in_clusters} dropped in clusters; statistics: kept {}, \
+             {rejects_written:?}, annotated {:?}, {dropped_in_clusters} dropped in clusters, \
+             per input {per_input_holds}; statistics: kept {}, \
              exact {}, near {}, rejected {}",
             counter.records(),
+            written.annotated,
             st.kept,
             st.exact_duplicates,
             st.near_duplicates,

@@ -29,6 +29,8 @@ pub fn sketch(args: SketchArgs) -> Result<()> {
         bail!("sketch does not save boilerplate-stripped sketches: --boilerplate needs the whole corpus in one run");
     }
     let d = dedup(DedupArgs {
+        annotate: None,
+        output_dir: None,
         inputs: args.inputs,
         format: args.format,
         output: None,

@@ -1,5 +1,5 @@
-//! Compression by content: gzip or zstd recognized by a file's first bytes, never by
-//! its name, and the decoder that reads it.
+//! Compression by content: gzip, zstd, bzip2 or xz recognized by a file's first bytes,
+//! never by its name, and the decoder that reads it.
 
 use super::Input;
 use crate::error::{Error, Result};
@@ -17,17 +17,22 @@ pub enum Compression {
     Gzip,
     /// Zstandard.
     Zstd,
+    /// bzip2 (multi-stream allowed).
+    Bzip2,
+    /// xz (multi-stream allowed).
+    Xz,
 }
 
-/// gzip or zstd by the file's first bytes (`1f 8b`, `28 b5 2f fd`), whatever its name;
+/// gzip, zstd, bzip2 or xz by the file's first bytes (`1f 8b`, `28 b5 2f fd`, `BZh`,
+/// `fd 37 7a 58 5a 00`), whatever its name;
 /// `None` for anything else, a directory or an unreadable file (the error comes when it
 /// is opened).
 pub(super) fn sniff_compression(path: &Path) -> Compression {
-    let mut head = [0u8; 4];
+    let mut head = [0u8; 6];
     let n = File::open(path)
         .and_then(|mut f| {
             let mut n = 0;
-            while n < 4 {
+            while n < head.len() {
                 match f.read(&mut head[n..])? {
                     0 => break,
                     k => n += k,
@@ -38,7 +43,9 @@ pub(super) fn sniff_compression(path: &Path) -> Compression {
         .unwrap_or(0);
     match &head[..n] {
         [0x1f, 0x8b, ..] => Compression::Gzip,
-        [0x28, 0xb5, 0x2f, 0xfd] => Compression::Zstd,
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+        [b'B', b'Z', b'h', ..] => Compression::Bzip2,
+        [0xfd, b'7', b'z', b'X', b'Z', 0x00] => Compression::Xz,
         _ => Compression::None,
     }
 }
@@ -51,6 +58,96 @@ pub(super) fn open_decoded(input: &Input) -> Result<Box<dyn BufRead + Send>> {
         Compression::Zstd => {
             Box::new(zstd::stream::read::Decoder::new(f).map_err(|e| Error::io(&input.path, e))?)
         }
+        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(f))),
+        Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(BufReader::new(
+            f,
+        ))),
     };
     Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
+}
+
+impl Compression {
+    /// The compression an output's name asks for: `.gz`, `.zst` / `.zstd`, `.bz2`, `.xz`
+    /// (any case), else none.
+    pub fn by_name(name: &str) -> Compression {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".gz") {
+            Compression::Gzip
+        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
+            Compression::Zstd
+        } else if lower.ends_with(".bz2") {
+            Compression::Bzip2
+        } else if lower.ends_with(".xz") {
+            Compression::Xz
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// A writer that compresses what it is given ([`Encoder::new`]); [`Encoder::finish`]
+/// ends the stream and gives the inner writer back.
+pub enum Encoder<W: std::io::Write> {
+    /// No compression.
+    Plain(W),
+    /// gzip, default level.
+    Gzip(flate2::write::GzEncoder<W>),
+    /// Zstandard, level 3.
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+    /// bzip2, default level.
+    Bzip2(bzip2::write::BzEncoder<W>),
+    /// xz, level 6.
+    Xz(liblzma::write::XzEncoder<W>),
+}
+
+impl<W: std::io::Write> Encoder<W> {
+    /// Compresses into `w` with `c`.
+    pub fn new(c: Compression, w: W) -> std::io::Result<Self> {
+        Ok(match c {
+            Compression::None => Encoder::Plain(w),
+            Compression::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
+            Compression::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
+            Compression::Bzip2 => Encoder::Bzip2(bzip2::write::BzEncoder::new(
+                w,
+                bzip2::Compression::default(),
+            )),
+            Compression::Xz => Encoder::Xz(liblzma::write::XzEncoder::new(w, 6)),
+        })
+    }
+
+    /// Ends the compressed stream; returns the inner writer.
+    pub fn finish(self) -> std::io::Result<W> {
+        match self {
+            Encoder::Plain(w) => Ok(w),
+            Encoder::Gzip(e) => e.finish(),
+            Encoder::Zstd(e) => e.finish(),
+            Encoder::Bzip2(e) => e.finish(),
+            Encoder::Xz(e) => e.finish(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Encoder<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoder::Plain(w) => w.write(buf),
+            Encoder::Gzip(e) => e.write(buf),
+            Encoder::Zstd(e) => e.write(buf),
+            Encoder::Bzip2(e) => e.write(buf),
+            Encoder::Xz(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoder::Plain(w) => w.flush(),
+            Encoder::Gzip(e) => e.flush(),
+            Encoder::Zstd(e) => e.flush(),
+            Encoder::Bzip2(e) => e.flush(),
+            Encoder::Xz(e) => e.flush(),
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Corpus readers (JSONL, gzip/zstd JSONL, WARC, directories).
+//! Corpus readers (JSONL, gzip/zstd JSONL, WARC, directories, Parquet).
 //!
 //! Compression (gzip, zstd) is recognized by the file's first bytes, never by its name.
 //!
@@ -13,15 +13,19 @@
 //! | JSONL (`.jsonl`, `.json`, `.ndjson`, + `.gz` / `.zst`) | each non-blank line | field `id` (the position `FILE:LINE` when absent) | field `url` | field `text`, else `html` |
 //! | WARC (`.warc`, `.warc.gz`) | each `response` record (others are skipped) | `WARC-Record-ID` | `WARC-Target-URI` | the HTTP payload, as HTML |
 //! | directory | each `.txt`, `.html`, `.htm` file, recursively, in sorted path order | the path relative to the directory | none | text or HTML by extension |
+//! | Parquet (found by its magic bytes `PAR1`) | each row (position: the row, from 1) | column `id` (`FILE:ROW` when null) | column `url` | column `text`, else `html` |
 
+pub mod batch;
 mod compression;
 mod counter;
 mod dir;
 mod jsonl;
+pub mod parquet;
 mod read_ahead;
+pub mod shards;
 mod warc;
 
-pub use compression::Compression;
+pub use compression::{Compression, Encoder};
 pub use counter::ReadCounter;
 pub use jsonl::parse_json_record;
 pub use read_ahead::ReadAhead;
@@ -46,6 +50,8 @@ pub enum Format {
     Warc,
     /// A directory of `.txt` / `.html` files.
     Dir,
+    /// Parquet (one record per row).
+    Parquet,
 }
 
 impl std::str::FromStr for Format {
@@ -55,8 +61,9 @@ impl std::str::FromStr for Format {
             "jsonl" | "json" | "ndjson" => Ok(Format::Jsonl),
             "warc" => Ok(Format::Warc),
             "dir" => Ok(Format::Dir),
+            "parquet" => Ok(Format::Parquet),
             _ => Err(Error::Config(format!(
-                "unknown format {s:?} (jsonl, warc, dir)"
+                "unknown format {s:?} (jsonl, warc, dir, parquet)"
             ))),
         }
     }
@@ -104,6 +111,9 @@ pub struct Input {
     pub compression: Compression,
     /// The name used in messages (the path as given, `-` for stdin).
     pub name: String,
+    /// The name of this input's output in an output directory: its path relative to
+    /// the directory or glob it was found by ([`shards::expand`]), else its file name.
+    pub shard: String,
 }
 
 impl Input {
@@ -118,24 +128,27 @@ impl Input {
     ) -> Self {
         let path = path.into();
         let name = name.into();
-        let lower = name.to_ascii_lowercase();
         let compression = sniff_compression(&path);
-        let stem = lower
-            .trim_end_matches(".gz")
-            .trim_end_matches(".zstd")
-            .trim_end_matches(".zst");
+        let stem = shards::stem(&name);
         let format = format.unwrap_or(if path.is_dir() {
             Format::Dir
+        } else if parquet::is_parquet(&path) {
+            Format::Parquet
         } else if stem.ends_with(".warc") || stem.ends_with(".arc") {
             Format::Warc
         } else {
             Format::Jsonl
         });
+        let shard = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.clone());
         Input {
             path,
             format,
             compression,
             name,
+            shard,
         }
     }
 }
@@ -211,6 +224,7 @@ enum State {
         files: Vec<(PathBuf, String)>,
         next: usize,
     },
+    Parquet(Box<parquet::ParquetRecords>),
     /// The input stopped early (the reason was already reported).
     Done,
 }
@@ -268,6 +282,10 @@ impl Reader {
                 files.sort_by(|a, b| a.1.cmp(&b.1));
                 State::Dir { files, next: 0 }
             }
+            Format::Parquet => State::Parquet(Box::new(parquet::ParquetRecords::open(
+                &input.path,
+                &self.fields,
+            )?)),
         })
     }
 
@@ -327,6 +345,7 @@ impl Reader {
                 Some(State::Jsonl { .. }) => self.next_jsonl(),
                 Some(State::Warc { .. }) => self.next_warc(),
                 Some(State::Dir { .. }) => self.next_file(),
+                Some(State::Parquet(_)) => self.next_parquet(),
                 Some(State::Done) | None => Ok(None),
             };
             match out {
@@ -449,6 +468,25 @@ impl Reader {
                 }
             }
         }
+    }
+
+    fn next_parquet(&mut self) -> Result<Option<RawRecord>> {
+        let Some(State::Parquet(p)) = self.state.as_mut() else {
+            return Ok(None);
+        };
+        let name = &self.inputs[self.current].name;
+        let Some(rec) = p.next(self.current, name, &self.fields) else {
+            return Ok(None);
+        };
+        if let (true, Some(Err(rej))) = (self.strict, &rec.doc) {
+            return Err(Error::BadRecord {
+                source_name: name.clone(),
+                record: rec.position.at,
+                id: rej.id.clone(),
+                reason: rej.reason.to_string(),
+            });
+        }
+        Ok(Some(rec))
     }
 
     fn next_file(&mut self) -> Result<Option<RawRecord>> {

@@ -1,0 +1,286 @@
+//! `dedup`'s second pass: every record read again, in input order, and written where
+//! its fate sends it — the kept records (`-o`, and one file per input with
+//! `--output-dir`), every record annotated (`--annotate`), the rejects (`--rejects`).
+//! JSONL, WARC and directory inputs go through the reader record by record; a Parquet
+//! input is read batch by batch with all its columns and filtered by a mask, so the
+//! kept rows keep the input's schema and memory stays at a batch.
+
+use crate::output::{annotate_batch, Note, Sink};
+use crate::report::RejectLine;
+use anyhow::{bail, Context, Result};
+use arrow::array::BooleanArray;
+use neardup::io::{Fields, Format, Input, Reader};
+use neardup::persist::AtomicFile;
+use neardup::pipeline::Fate;
+use neardup::Dedup;
+use std::io::Write;
+use std::path::Path;
+
+/// Where the second pass writes.
+#[derive(Default)]
+pub struct Targets<'a> {
+    /// All kept records.
+    pub output: Option<Sink>,
+    /// One file of kept records per input, named by [`Input::shard`].
+    pub output_dir: Option<&'a Path>,
+    /// Every record, annotated.
+    pub annotate: Option<Sink>,
+    /// The rejects lines.
+    pub rejects: Option<AtomicFile>,
+}
+
+/// What the second pass wrote, counted as it wrote.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// Kept records written to `-o`.
+    pub kept: Option<u64>,
+    /// Rejects lines written.
+    pub rejects: Option<u64>,
+    /// Annotated records written.
+    pub annotated: Option<u64>,
+    /// Kept records written to each input's own file (`--output-dir`).
+    pub per_input_kept: Vec<Option<u64>>,
+}
+
+/// The fates' annotations, by ordinal.
+struct Notes<'a> {
+    d: &'a Dedup,
+    cluster_of: Vec<Option<u32>>,
+}
+
+impl<'a> Notes<'a> {
+    fn new(d: &'a Dedup) -> Self {
+        let mut cluster_of = vec![None; d.fates.len()];
+        for c in &d.clusters {
+            for &m in &c.members {
+                cluster_of[m as usize] = Some(c.representative);
+            }
+        }
+        Notes { d, cluster_of }
+    }
+
+    fn id(&self, o: u32) -> Option<&'a str> {
+        self.d.ids.get(o as usize).map(String::as_str)
+    }
+
+    fn note(&self, ordinal: usize, reason: &'a Option<String>) -> Note<'a> {
+        let (fate, of) = match &self.d.fates[ordinal] {
+            Fate::Kept => ("kept", None),
+            Fate::ExactDuplicate { of } => ("exact", self.id(*of)),
+            Fate::NearDuplicate { of } => ("near", self.id(*of)),
+            Fate::Rejected { .. } => ("rejected", None),
+            _ => ("unknown", None),
+        };
+        Note {
+            fate,
+            of,
+            cluster: self.cluster_of[ordinal].and_then(|c| self.id(c)),
+            reason: reason.as_deref(),
+        }
+    }
+}
+
+fn reason_of(f: &Fate) -> Option<String> {
+    match f {
+        Fate::Rejected { reason } => Some(reason.to_string()),
+        _ => None,
+    }
+}
+
+/// Runs the second pass over `inputs` (read with `fields`, JSONL lines up to
+/// `max_record` bytes) for the result `d`.
+pub fn write_back(
+    d: &Dedup,
+    inputs: &[Input],
+    fields: &Fields,
+    max_record: usize,
+    mut t: Targets<'_>,
+) -> Result<Written> {
+    let notes = Notes::new(d);
+    let mut ordinal = d.previous;
+    let (mut kept_n, mut rejects_n, mut annotated_n) = (0u64, 0u64, 0u64);
+    let mut per_input_kept = Vec::with_capacity(inputs.len());
+    let fate_at = |o: usize| -> Result<&Fate> {
+        d.fates
+            .get(o)
+            .context("input changed between the two passes (more records the second time)")
+    };
+    for input in inputs {
+        let mut own = match t.output_dir {
+            Some(dir) => Some(Sink::create(&dir.join(&input.shard))?),
+            None => None,
+        };
+        let mut own_n = 0u64;
+        let mut reject =
+            |ordinal: usize, position: u64, file: Option<&str>, reason: &Fate| -> Result<()> {
+                if let (Some(r), Fate::Rejected { reason }) = (t.rejects.as_mut(), reason) {
+                    let id = d.ids.get(ordinal).filter(|i| !i.is_empty());
+                    serde_json::to_writer(
+                        &mut *r,
+                        &RejectLine::new(
+                            (ordinal - d.previous) as u64,
+                            &input.name,
+                            position,
+                            file,
+                            id.map(String::as_str),
+                            reason,
+                        ),
+                    )?;
+                    r.write_all(b"\n")?;
+                    rejects_n += 1;
+                }
+                Ok(())
+            };
+        if input.format == Format::Parquet {
+            // The first pass made one rejection of an input it could not open, or of
+            // the rest of an input from the first batch it could not decode.
+            let batches = neardup::io::parquet::read_batches(&input.path, None).ok();
+            let opened = batches.is_some();
+            let mut row = 0u64;
+            let mut failed = !opened;
+            for b in batches.into_iter().flatten() {
+                let b = match b {
+                    Ok(b) => b,
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                };
+                let n = b.num_rows();
+                if ordinal + n > d.fates.len() {
+                    bail!(
+                        "input changed between the two passes ({} has more rows)",
+                        input.name
+                    );
+                }
+                let fates = &d.fates[ordinal..ordinal + n];
+                if let Some(j) = fates.iter().position(|f| matches!(f, Fate::Rejected { reason } if reason.code() == "unreadable_rows")) {
+                    bail!(
+                        "{}: row {} could not be read in the first pass but can be now (the input changed)",
+                        input.name,
+                        row + j as u64 + 1
+                    );
+                }
+                let mask: BooleanArray = fates
+                    .iter()
+                    .map(|f| Some(matches!(f, Fate::Kept)))
+                    .collect();
+                let kept = arrow::compute::filter_record_batch(&b, &mask)?;
+                if let Some(o) = t.output.as_mut() {
+                    o.batch(&kept)?;
+                    kept_n += kept.num_rows() as u64;
+                }
+                if let Some(o) = own.as_mut() {
+                    o.batch(&kept)?;
+                    own_n += kept.num_rows() as u64;
+                }
+                if let Some(a) = t.annotate.as_mut() {
+                    let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
+                    let ns: Vec<Note> = (0..n)
+                        .map(|j| notes.note(ordinal + j, &reasons[j]))
+                        .collect();
+                    a.batch(&annotate_batch(&b, &ns)?)?;
+                    annotated_n += n as u64;
+                }
+                for (j, f) in fates.iter().enumerate() {
+                    reject(ordinal + j, row + j as u64 + 1, None, f)?;
+                }
+                ordinal += n;
+                row += n as u64;
+            }
+            if failed {
+                // The one rejection that stands for the rest of the input.
+                let f = fate_at(ordinal)?;
+                if !matches!(f, Fate::Rejected { .. }) {
+                    bail!(
+                        "{}: row {} could not be read with all its columns (the first pass read \
+                         the id and body columns only): the file is damaged outside them",
+                        input.name,
+                        row + 1
+                    );
+                }
+                let position = if opened { row + 1 } else { 0 };
+                if let Some(a) = t.annotate.as_mut() {
+                    // A JSONL annotation gets a line of its own; a Parquet one has no
+                    // row to give it (the rows are unreadable), which is an error.
+                    let reason = reason_of(f);
+                    a.line(
+                        &notes
+                            .note(ordinal, &reason)
+                            .standalone(&input.name, position),
+                    )
+                    .with_context(|| format!("{} is unreadable from row {position}", input.name))?;
+                    annotated_n += 1;
+                }
+                reject(ordinal, position, None, f)?;
+                ordinal += 1;
+            }
+        } else {
+            let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
+                .max_record_bytes(max_record);
+            for rec in reader {
+                let rec = rec?;
+                let f = fate_at(ordinal)?;
+                let doc = || match &rec.doc {
+                    Some(Ok(doc)) => Some(crate::doc_json(doc)),
+                    _ => None,
+                };
+                if matches!(f, Fate::Kept) {
+                    let bytes = match (&rec.raw, doc()) {
+                        (Some(raw), _) => raw.clone(),
+                        (None, Some(v)) => serde_json::to_vec(&v)?,
+                        (None, None) => Vec::new(),
+                    };
+                    if let Some(o) = t.output.as_mut() {
+                        o.line(&bytes)?;
+                        kept_n += 1;
+                    }
+                    if let Some(o) = own.as_mut() {
+                        o.line(&bytes)?;
+                        own_n += 1;
+                    }
+                }
+                if let Some(a) = t.annotate.as_mut() {
+                    let reason = reason_of(f);
+                    let note = notes.note(ordinal, &reason);
+                    let line = rec
+                        .raw
+                        .as_ref()
+                        .and_then(|raw| note.annotate_line(raw))
+                        .or_else(|| doc().map(|v| note.annotate_object(v)))
+                        .unwrap_or_else(|| note.standalone(&input.name, rec.position.at));
+                    a.line(&line)?;
+                    annotated_n += 1;
+                }
+                reject(ordinal, rec.position.at, rec.position.file.as_deref(), f)?;
+                ordinal += 1;
+            }
+        }
+        if let Some(o) = own {
+            o.commit()?;
+        }
+        per_input_kept.push(t.output_dir.map(|_| own_n));
+    }
+    if ordinal != d.fates.len() {
+        bail!(
+            "input changed between the two passes ({ordinal} records, then {})",
+            d.fates.len()
+        );
+    }
+    let w = Written {
+        kept: t.output.is_some().then_some(kept_n),
+        rejects: t.rejects.is_some().then_some(rejects_n),
+        annotated: t.annotate.is_some().then_some(annotated_n),
+        per_input_kept,
+    };
+    if let Some(o) = t.output {
+        o.commit()?;
+    }
+    if let Some(a) = t.annotate {
+        a.commit()?;
+    }
+    if let Some(r) = t.rejects {
+        r.commit()?;
+    }
+    Ok(w)
+}
