@@ -9,6 +9,7 @@ use crate::output::{annotate_batch, Note, Sink};
 use crate::report::RejectLine;
 use anyhow::{bail, Context, Result};
 use arrow::array::BooleanArray;
+use neardup::io::parquet::{Piece, Rows};
 use neardup::io::{Fields, Format, Input, Reader};
 use neardup::persist::AtomicFile;
 use neardup::pipeline::Fate;
@@ -40,6 +41,18 @@ pub struct Written {
     pub annotated: Option<u64>,
     /// Kept records written to each input's own file (`--output-dir`).
     pub per_input_kept: Vec<Option<u64>>,
+}
+
+/// `n` rows of nulls with `schema` (the annotated place of rows that cannot be
+/// decoded); an error when a column cannot be null.
+fn null_rows(schema: &arrow::datatypes::SchemaRef, n: usize) -> Result<arrow::array::RecordBatch> {
+    let cols = schema
+        .fields()
+        .iter()
+        .map(|f| arrow::array::new_null_array(f.data_type(), n))
+        .collect();
+    arrow::array::RecordBatch::try_new(schema.clone(), cols)
+        .context("annotating rows that cannot be decoded: the input's schema has a column that cannot be null")
 }
 
 /// The fates' annotations, by ordinal.
@@ -132,88 +145,126 @@ pub fn write_back(
                 Ok(())
             };
         if input.format == Format::Parquet {
-            // The first pass made one rejection of an input it could not open, or of
-            // the rest of an input from the first batch it could not decode.
-            let batches = neardup::io::parquet::read_batches(&input.path, None).ok();
-            let opened = batches.is_some();
-            let mut row = 0u64;
-            let mut failed = !opened;
-            for b in batches.into_iter().flatten() {
-                let b = match b {
-                    Ok(b) => b,
-                    Err(_) => {
-                        failed = true;
-                        break;
-                    }
-                };
-                let n = b.num_rows();
-                if ordinal + n > d.fates.len() {
-                    bail!(
-                        "input changed between the two passes ({} has more rows)",
-                        input.name
-                    );
-                }
-                let fates = &d.fates[ordinal..ordinal + n];
-                if let Some(j) = fates.iter().position(|f| matches!(f, Fate::Rejected { reason } if reason.code() == "unreadable_rows")) {
-                    bail!(
-                        "{}: row {} could not be read in the first pass but can be now (the input changed)",
-                        input.name,
-                        row + j as u64 + 1
-                    );
-                }
-                let mask: BooleanArray = fates
-                    .iter()
-                    .map(|f| Some(matches!(f, Fate::Kept)))
-                    .collect();
-                let kept = arrow::compute::filter_record_batch(&b, &mask)?;
-                if let Some(o) = t.output.as_mut() {
-                    o.batch(&kept)?;
-                    kept_n += kept.num_rows() as u64;
-                }
-                if let Some(o) = own.as_mut() {
-                    o.batch(&kept)?;
-                    own_n += kept.num_rows() as u64;
-                }
-                if let Some(a) = t.annotate.as_mut() {
-                    let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
-                    let ns: Vec<Note> = (0..n)
-                        .map(|j| notes.note(ordinal + j, &reasons[j]))
-                        .collect();
-                    a.batch(&annotate_batch(&b, &ns)?)?;
-                    annotated_n += n as u64;
-                }
-                for (j, f) in fates.iter().enumerate() {
-                    reject(ordinal + j, row + j as u64 + 1, None, f)?;
-                }
-                ordinal += n;
-                row += n as u64;
-            }
-            if failed {
-                // The one rejection that stands for the rest of the input.
+            // The first pass made one rejection of an input it could not open.
+            let Ok(rows) = Rows::open(&input.path, None) else {
                 let f = fate_at(ordinal)?;
                 if !matches!(f, Fate::Rejected { .. }) {
                     bail!(
-                        "{}: row {} could not be read with all its columns (the first pass read \
-                         the id and body columns only): the file is damaged outside them",
-                        input.name,
-                        row + 1
+                        "{}: cannot be opened any more (the input changed)",
+                        input.name
                     );
                 }
-                let position = if opened { row + 1 } else { 0 };
                 if let Some(a) = t.annotate.as_mut() {
-                    // A JSONL annotation gets a line of its own; a Parquet one has no
-                    // row to give it (the rows are unreadable), which is an error.
                     let reason = reason_of(f);
-                    a.line(
-                        &notes
-                            .note(ordinal, &reason)
-                            .standalone(&input.name, position),
-                    )
-                    .with_context(|| format!("{} is unreadable from row {position}", input.name))?;
+                    a.line(&notes.note(ordinal, &reason).standalone(&input.name, 0))
+                        .with_context(|| format!("{} cannot be read", input.name))?;
                     annotated_n += 1;
                 }
-                reject(ordinal, position, None, f)?;
+                reject(ordinal, 0, None, f)?;
                 ordinal += 1;
+                if let Some(o) = own {
+                    o.commit()?;
+                }
+                per_input_kept.push(t.output_dir.map(|_| own_n));
+                continue;
+            };
+            let schema = rows.schema();
+            let mut row = 0u64;
+            for piece in rows {
+                match piece {
+                    Piece::Batch(b) => {
+                        let n = b.num_rows();
+                        if ordinal + n > d.fates.len() {
+                            bail!(
+                                "input changed between the two passes ({} has more rows)",
+                                input.name
+                            );
+                        }
+                        let fates = &d.fates[ordinal..ordinal + n];
+                        if let Some(j) = fates.iter().position(|f| {
+                            matches!(f, Fate::Rejected { reason } if reason.code() == "damaged_rows")
+                        }) {
+                            bail!(
+                                "{}: row {} could not be decoded in the first pass but can be now \
+                                 (the input changed)",
+                                input.name,
+                                row + j as u64 + 1
+                            );
+                        }
+                        let mask: BooleanArray = fates
+                            .iter()
+                            .map(|f| Some(matches!(f, Fate::Kept)))
+                            .collect();
+                        let kept = arrow::compute::filter_record_batch(&b, &mask)?;
+                        if let Some(o) = t.output.as_mut() {
+                            o.batch(&kept)?;
+                            kept_n += kept.num_rows() as u64;
+                        }
+                        if let Some(o) = own.as_mut() {
+                            o.batch(&kept)?;
+                            own_n += kept.num_rows() as u64;
+                        }
+                        if let Some(a) = t.annotate.as_mut() {
+                            let reasons: Vec<Option<String>> =
+                                fates.iter().map(reason_of).collect();
+                            let ns: Vec<Note> = (0..n)
+                                .map(|j| notes.note(ordinal + j, &reasons[j]))
+                                .collect();
+                            a.batch(&annotate_batch(&b, &ns)?)?;
+                            annotated_n += n as u64;
+                        }
+                        for (j, f) in fates.iter().enumerate() {
+                            reject(ordinal + j, row + j as u64 + 1, None, f)?;
+                        }
+                        ordinal += n;
+                        row += n as u64;
+                    }
+                    Piece::Damaged {
+                        first_row, rows: n, ..
+                    } => {
+                        let n = n as usize;
+                        if ordinal + n > d.fates.len() {
+                            bail!(
+                                "input changed between the two passes ({} has more rows)",
+                                input.name
+                            );
+                        }
+                        let fates = &d.fates[ordinal..ordinal + n];
+                        if !fates.iter().all(|f| matches!(f, Fate::Rejected { .. })) {
+                            bail!(
+                                "{}: rows from {first_row} cannot be decoded with all their columns \
+                                 (the first pass read the fields' columns only): the file is \
+                                 damaged outside them",
+                                input.name
+                            );
+                        }
+                        if let Some(a) = t.annotate.as_mut() {
+                            let reasons: Vec<Option<String>> =
+                                fates.iter().map(reason_of).collect();
+                            let ns: Vec<Note> = (0..n)
+                                .map(|j| notes.note(ordinal + j, &reasons[j]))
+                                .collect();
+                            match a {
+                                Sink::Parquet { .. } => {
+                                    a.batch(&annotate_batch(&null_rows(&schema, n)?, &ns)?)?
+                                }
+                                Sink::Lines { .. } => {
+                                    for (j, note) in ns.iter().enumerate() {
+                                        a.line(
+                                            &note.standalone(&input.name, first_row + j as u64),
+                                        )?;
+                                    }
+                                }
+                            }
+                            annotated_n += n as u64;
+                        }
+                        for (j, f) in fates.iter().enumerate() {
+                            reject(ordinal + j, first_row + j as u64, None, f)?;
+                        }
+                        ordinal += n;
+                        row += n as u64;
+                    }
+                }
             }
         } else {
             let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)

@@ -147,12 +147,12 @@ pub enum RejectReason {
         /// The error.
         error: String,
     },
-    /// A Parquet input could not be decoded from this row on (a corrupt page, a cut
-    /// file); the rest of the input is lost and counted as this one record.
-    UnreadableRows {
-        /// The first row (from 1) that could not be read.
-        row: u64,
-        /// The error.
+    /// A row of a Parquet row group that cannot be decoded (a damaged page); each of
+    /// the group's rows not read is rejected with it.
+    DamagedRows {
+        /// The row group, from 0.
+        group: u64,
+        /// The decoder's error.
         error: String,
     },
     /// An input could not be opened (counted as one record).
@@ -245,7 +245,7 @@ impl RejectReason {
             RejectReason::NoContent => "no_content",
             RejectReason::RecordTooLarge { .. } => "record_too_large",
             RejectReason::Unreadable { .. } => "unreadable",
-            RejectReason::UnreadableRows { .. } => "unreadable_rows",
+            RejectReason::DamagedRows { .. } => "damaged_rows",
             RejectReason::CannotReadInput { .. } => "cannot_read_input",
             RejectReason::CannotReadFile { .. } => "cannot_read_file",
             RejectReason::InvalidUtf8 { .. } => "invalid_utf8",
@@ -278,8 +278,8 @@ impl std::fmt::Display for RejectReason {
             RejectReason::Unreadable { line, error } => {
                 write!(f, "input unreadable from line {line} on: {error}")
             }
-            RejectReason::UnreadableRows { row, error } => {
-                write!(f, "input unreadable from row {row} on: {error}")
+            RejectReason::DamagedRows { group, error } => {
+                write!(f, "row group {group} cannot be decoded: {error}")
             }
             RejectReason::CannotReadInput { error } => write!(f, "cannot read input: {error}"),
             RejectReason::CannotReadFile { error } => write!(f, "cannot read file: {error}"),

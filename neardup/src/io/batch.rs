@@ -9,7 +9,6 @@ use crate::document::{Body, Document, RejectReason, Rejection};
 use arrow::array::{Array, AsArray, RecordBatch, StringArray};
 use arrow::datatypes::DataType;
 
-/// A column of strings (any string type or integers, cast), or why not.
 /// The column `name` of `batch`: a top-level column of that name, else a path through
 /// struct columns (`meta.url`).
 pub fn column(batch: &RecordBatch, name: &str) -> Option<arrow::array::ArrayRef> {
@@ -25,11 +24,31 @@ pub fn column(batch: &RecordBatch, name: &str) -> Option<arrow::array::ArrayRef>
     Some(col)
 }
 
+/// A column of strings (any string type; integers too when `numbers`, as ids may
+/// be), or why not.
 pub(crate) fn strings(
     batch: &RecordBatch,
     name: &str,
+    numbers: bool,
 ) -> Option<std::result::Result<StringArray, RejectReason>> {
     let col = column(batch, name)?;
+    let number = matches!(
+        col.data_type(),
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+    );
+    if number && !numbers {
+        return Some(Err(RejectReason::BadColumn {
+            column: name.to_string(),
+            error: format!("{} is not a string type", col.data_type()),
+        }));
+    }
     match col.data_type() {
         DataType::Utf8
         | DataType::LargeUtf8
@@ -76,9 +95,9 @@ pub fn visit_batch(
     mut visit: impl FnMut(std::result::Result<&Document, Rejection>),
 ) {
     let n = batch.num_rows();
-    let col = |name: &str| strings(batch, name).transpose();
+    let col = |name: &str| strings(batch, name, false).transpose();
     let (ids, text, html, url, site) = match (
-        col(&f.id),
+        strings(batch, &f.id, true).transpose(),
         col(&f.text),
         col(&f.html),
         col(&f.url),

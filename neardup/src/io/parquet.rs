@@ -1,19 +1,24 @@
-//! Parquet files: records read row group by row group (only the columns the fields
-//! name are decoded), and the batches of a whole file for writing outputs with the
-//! input's schema.
+//! Parquet files, read row group by row group: the records of the first pass (only the
+//! columns the fields name are decoded) and the rows of the second, which writes
+//! outputs with the input's schema. Memory holds a batch of rows at a time.
 //!
 //! A record is a row; its position is the row's number in the file, from 1. The
 //! columns are the ones [`Fields`] names (a dotted name such as `meta.url` reaches into
-//! a struct column); their rules are [`visit_batch`]'s. A file that is not Parquet is
-//! one rejection (`cannot read input`); a page that cannot be decoded stops the file
-//! with one rejection naming the first row not read ([`RejectReason::UnreadableRows`]).
+//! a struct column); their rules are [`visit_batch`]'s. A file whose footer cannot be
+//! read is one rejection (`cannot read input`); a row group that cannot be decoded (a
+//! damaged page) costs its rows not yet read, each rejected with its row number
+//! ([`RejectReason::DamagedRows`]), and reading goes on with the next row group. A
+//! panic of the decoder on damaged bytes is caught and treated the same way.
 
 use super::batch::visit_batch;
 use super::{Fields, Position, RawRecord};
 use crate::document::{RejectReason, Rejection};
 use crate::error::{Error, Result};
 use arrow::array::RecordBatch;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -32,36 +37,163 @@ pub(super) fn is_parquet(path: &Path) -> bool {
         && &head == b"PAR1"
 }
 
-/// A reader of the batches of `path`: every column, or only the top-level columns
-/// that `fields` names (a dotted name selects its first part).
-pub fn read_batches(path: &Path, fields: Option<&Fields>) -> Result<ParquetRecordBatchReader> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let corrupt = |e: parquet::errors::ParquetError| Error::Corrupt {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let mut b = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(corrupt)?
-        .with_batch_size(BATCH_ROWS);
-    if let Some(f) = fields {
-        let wanted: Vec<&str> = [Some(&f.id), Some(&f.text), Some(&f.html), Some(&f.url)]
-            .into_iter()
-            .chain([f.site.as_ref(), f.priority.as_ref()])
-            .flatten()
-            .map(|n| root_of(n, b.schema()))
-            .collect();
-        let roots: Vec<usize> = b
-            .schema()
-            .fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, field)| wanted.contains(&field.name().as_str()))
-            .map(|(i, _)| i)
-            .collect();
-        let mask = ProjectionMask::roots(b.parquet_schema(), roots);
-        b = b.with_projection(mask);
+/// Runs a step of the Parquet decoder, turning a panic on damaged bytes into an error:
+/// a bad file must cost its records (rejected), never the run.
+pub fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the decoder failed".into());
+        format!("damaged file: {what}")
+    })
+}
+
+/// What [`Rows`] yields.
+#[derive(Debug)]
+pub enum Piece {
+    /// Rows decoded, in file order.
+    Batch(RecordBatch),
+    /// Rows that cannot be decoded: `rows` rows from row `first_row` (from 1), the rest
+    /// of row group `group` (from 0).
+    Damaged {
+        /// The first row not decoded, from 1.
+        first_row: u64,
+        /// How many rows.
+        rows: u64,
+        /// The row group, from 0.
+        group: usize,
+        /// The decoder's error.
+        error: String,
+    },
+}
+
+/// The rows of a Parquet file, row group by row group (see the module docs).
+pub struct Rows {
+    file: File,
+    meta: ArrowReaderMetadata,
+    mask: Option<ProjectionMask>,
+    group: usize,
+    reader: Option<ParquetRecordBatchReader>,
+    /// Rows consumed so far (decoded or given up).
+    row: u64,
+    /// The row after the current group's last.
+    group_end: u64,
+}
+
+impl Rows {
+    /// Opens `path`: every column, or only the top-level columns that `fields` names (a
+    /// dotted name selects its first part). An unreadable footer is an error.
+    pub fn open(path: &Path, fields: Option<&Fields>) -> Result<Rows> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let corrupt = |reason: String| Error::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = guarded(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+            .map_err(corrupt)?
+            .map_err(|e| corrupt(e.to_string()))?;
+        let mask = fields.map(|f| {
+            let wanted: Vec<&str> = [Some(&f.id), Some(&f.text), Some(&f.html), Some(&f.url)]
+                .into_iter()
+                .chain([f.site.as_ref(), f.priority.as_ref()])
+                .flatten()
+                .map(|n| root_of(n, meta.schema()))
+                .collect();
+            let roots: Vec<usize> = meta
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, field)| wanted.contains(&field.name().as_str()))
+                .map(|(i, _)| i)
+                .collect();
+            ProjectionMask::roots(meta.parquet_schema(), roots)
+        });
+        Ok(Rows {
+            file,
+            meta,
+            mask,
+            group: 0,
+            reader: None,
+            row: 0,
+            group_end: 0,
+        })
     }
-    b.build().map_err(corrupt)
+
+    /// The file's Arrow schema (of every column).
+    pub fn schema(&self) -> arrow::datatypes::SchemaRef {
+        self.meta.schema().clone()
+    }
+
+    fn open_group(&self, group: usize) -> std::result::Result<ParquetRecordBatchReader, String> {
+        let file = self.file.try_clone().map_err(|e| e.to_string())?;
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
+            .with_batch_size(BATCH_ROWS)
+            .with_row_groups(vec![group]);
+        if let Some(m) = &self.mask {
+            b = b.with_projection(m.clone());
+        }
+        b.build().map_err(|e| e.to_string())
+    }
+
+    /// Gives up the rest of the current row group.
+    fn damaged(&mut self, error: String) -> Piece {
+        let p = Piece::Damaged {
+            first_row: self.row + 1,
+            rows: self.group_end - self.row,
+            group: self.group,
+            error,
+        };
+        self.row = self.group_end;
+        self.reader = None;
+        self.group += 1;
+        p
+    }
+}
+
+impl Iterator for Rows {
+    type Item = Piece;
+
+    fn next(&mut self) -> Option<Piece> {
+        loop {
+            if self.reader.is_none() {
+                let groups = self.meta.metadata().num_row_groups();
+                if self.group >= groups {
+                    return None;
+                }
+                let rows = self.meta.metadata().row_group(self.group).num_rows().max(0) as u64;
+                self.group_end = self.row + rows;
+                if rows == 0 {
+                    self.group += 1;
+                    continue;
+                }
+                match guarded(|| self.open_group(self.group)) {
+                    Ok(Ok(r)) => self.reader = Some(r),
+                    Ok(Err(e)) | Err(e) => return Some(self.damaged(e)),
+                }
+            }
+            let reader = self.reader.as_mut()?;
+            match guarded(|| reader.next()) {
+                Ok(Some(Ok(b))) => {
+                    let n = b.num_rows() as u64;
+                    if self.row + n > self.group_end {
+                        return Some(self.damaged("more rows than the footer says".into()));
+                    }
+                    self.row += n;
+                    return Some(Piece::Batch(b));
+                }
+                Ok(None) if self.row == self.group_end => {
+                    self.reader = None;
+                    self.group += 1;
+                }
+                Ok(None) => return Some(self.damaged("fewer rows than the footer says".into())),
+                Ok(Some(Err(e))) => return Some(self.damaged(e.to_string())),
+                Err(e) => return Some(self.damaged(e)),
+            }
+        }
+    }
 }
 
 /// The top-level column a field name reads: itself when the schema has it, else the
@@ -76,74 +208,68 @@ fn root_of<'a>(name: &'a str, schema: &arrow::datatypes::Schema) -> &'a str {
 
 /// The records of one Parquet input, a batch at a time.
 pub(super) struct ParquetRecords {
-    batches: ParquetRecordBatchReader,
+    rows: Rows,
     queue: VecDeque<RawRecord>,
-    rows: u64,
-    done: bool,
 }
 
 impl ParquetRecords {
     pub(super) fn open(path: &Path, fields: &Fields) -> Result<Self> {
         Ok(ParquetRecords {
-            batches: read_batches(path, Some(fields))?,
+            rows: Rows::open(path, Some(fields))?,
             queue: VecDeque::new(),
-            rows: 0,
-            done: false,
         })
     }
 
     /// The next record of input number `input` (named `source` in generated ids), or
-    /// `None` at the end. A batch that cannot be decoded ends the input with one
-    /// rejection at the first row it held.
+    /// `None` at the end.
     pub(super) fn next(
         &mut self,
         input: usize,
         source: &str,
         fields: &Fields,
     ) -> Option<RawRecord> {
-        while self.queue.is_empty() && !self.done {
-            match self.batches.next() {
-                None => self.done = true,
-                Some(Err(e)) => {
-                    self.done = true;
-                    return Some(RawRecord {
-                        position: Position {
-                            input,
-                            at: self.rows + 1,
-                            file: None,
-                        },
-                        raw: None,
-                        doc: Some(Err(Rejection {
-                            id: None,
-                            reason: RejectReason::UnreadableRows {
-                                row: self.rows + 1,
-                                error: e.to_string(),
-                            },
-                        })),
+        while self.queue.is_empty() {
+            let position = |at| Position {
+                input,
+                at,
+                file: None,
+            };
+            match self.rows.next()? {
+                Piece::Batch(b) => {
+                    let first = self.rows.row - b.num_rows() as u64;
+                    let mut at = first;
+                    let queue = &mut self.queue;
+                    visit_batch(&b, fields, first, Some(source), |r| {
+                        at += 1;
+                        queue.push_back(RawRecord {
+                            position: position(at),
+                            raw: None,
+                            doc: Some(r.cloned()),
+                        });
                     });
                 }
-                Some(Ok(b)) => self.push_batch(&b, input, source, fields),
+                Piece::Damaged {
+                    first_row,
+                    rows,
+                    group,
+                    error,
+                } => {
+                    for at in first_row..first_row + rows {
+                        self.queue.push_back(RawRecord {
+                            position: position(at),
+                            raw: None,
+                            doc: Some(Err(Rejection {
+                                id: None,
+                                reason: RejectReason::DamagedRows {
+                                    group: group as u64,
+                                    error: error.clone(),
+                                },
+                            })),
+                        });
+                    }
+                }
             }
         }
         self.queue.pop_front()
-    }
-
-    fn push_batch(&mut self, b: &RecordBatch, input: usize, source: &str, fields: &Fields) {
-        let first = self.rows;
-        let mut i = 0u64;
-        let queue = &mut self.queue;
-        visit_batch(b, fields, first, Some(source), |r| {
-            i += 1;
-            queue.push_back(RawRecord {
-                position: Position {
-                    input,
-                    at: first + i,
-                    file: None,
-                },
-                raw: None,
-                doc: Some(r.cloned()),
-            });
-        });
-        self.rows += b.num_rows() as u64;
     }
 }
