@@ -438,10 +438,10 @@ fn parquet_outputs_keep_the_input_schema_and_columns() {
 }
 
 /// A corpus whose fates are known by construction.
-fn planted() -> (
-    Vec<Vec<u8>>,
-    Vec<(&'static str, &'static str, Option<&'static str>)>,
-) {
+/// A record's planted fate: (id, fate, the id it duplicates).
+type Planted = (&'static str, &'static str, Option<&'static str>);
+
+fn planted() -> (Vec<Vec<u8>>, Vec<Planted>) {
     let words: Vec<String> = (0..400)
         .map(|i| format!("w{}x{}", i * 7919 % 1013, i % 17))
         .collect();
@@ -533,7 +533,7 @@ fn annotate_marks_every_record_with_its_fate() {
             );
         }
     }
-    let a: Value = serde_json::from_str(&got[0]).unwrap();
+    let a: Value = serde_json::from_str(got[0]).unwrap();
     assert_eq!(a["lang"], "en");
     assert_eq!(a["neardup_cluster"], "a");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
@@ -565,7 +565,7 @@ fn annotate_marks_every_record_with_its_fate() {
         ]
     );
     let want: Vec<(&str, &str, Option<&str>)> =
-        fates.iter().filter(|f| f.0 != "").cloned().collect();
+        fates.iter().filter(|f| !f.0.is_empty()).cloned().collect();
     let got_fates = parquet_strings(&batches, "neardup_fate");
     let got_of = parquet_strings(&batches, "neardup_of");
     assert_eq!(got_fates.len(), want.len());
