@@ -57,7 +57,11 @@ fn read(dir: &std::path::Path, bytes: &[u8]) -> (usize, usize, u64) {
 fn damaged_parquet_is_rejected_never_a_panic() {
     let t = tempfile::tempdir().unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20);
-    for compression in [Compression::UNCOMPRESSED, Compression::SNAPPY, Compression::ZSTD(Default::default())] {
+    for compression in [
+        Compression::UNCOMPRESSED,
+        Compression::SNAPPY,
+        Compression::ZSTD(Default::default()),
+    ] {
         let good = valid_file(compression);
         assert_eq!(read(t.path(), &good), (300, 0, 300));
         for case in 0..400 / 3 {
@@ -83,7 +87,11 @@ fn damaged_parquet_is_rejected_never_a_panic() {
                 }
             }
             let (docs, rejected, counted) = read(t.path(), &bad);
-            assert_eq!((docs + rejected) as u64, counted, "case {case}: every record counted once");
+            assert_eq!(
+                (docs + rejected) as u64,
+                counted,
+                "case {case}: every record counted once"
+            );
             // A row is a record: as many records as the footer (read here on its own)
             // promises rows, or one rejection for a file whose footer is unreadable.
             let f = std::fs::File::open(t.path().join("x.parquet")).unwrap();
@@ -95,7 +103,11 @@ fn damaged_parquet_is_rejected_never_a_panic() {
                         assert_eq!((docs + rejected) as i64, rows, "case {case}");
                     }
                 }
-                _ => assert_eq!((docs, rejected), (0, 1), "case {case}: an unreadable footer"),
+                _ => assert_eq!(
+                    (docs, rejected),
+                    (0, 1),
+                    "case {case}: an unreadable footer"
+                ),
             }
         }
     }

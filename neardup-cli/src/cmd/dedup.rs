@@ -228,12 +228,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     });
     let records = ReadAhead::new(reader, 128, 8).map_while(|r| match r {
         Ok(rec) => {
-            let n = rec.raw.as_ref().map_or(0, |r| r.len() as u64)
-                + rec
-                    .doc
-                    .as_ref()
-                    .map_or(0, |d| d.as_ref().map_or(0, |d| d.body.len() as u64));
-            read_bytes.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            read_bytes.fetch_add(rec.bytes(), std::sync::atomic::Ordering::Relaxed);
             Some(rec)
         }
         Err(e) => {

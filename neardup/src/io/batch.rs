@@ -94,49 +94,128 @@ pub fn visit_batch(
     source: Option<&str>,
     mut visit: impl FnMut(std::result::Result<&Document, Rejection>),
 ) {
-    let n = batch.num_rows();
-    let col = |name: &str| strings(batch, name, false).transpose();
-    let (ids, text, html, url, site) = match (
-        strings(batch, &f.id, true).transpose(),
-        col(&f.text),
-        col(&f.html),
-        col(&f.url),
-        f.site.as_deref().map(col).unwrap_or(Ok(None)),
-    ) {
-        (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => (i, t, h, u, s),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
-            for _ in 0..n {
-                visit(Err(Rejection {
-                    id: None,
-                    reason: e.clone(),
-                }));
+    visit_rows(batch, f, first, source, |r| visit(r.map(|d| &*d)));
+}
+
+/// The documents of an Arrow batch, each built once (see [`visit_batch`] for the rules).
+pub fn batch_documents(
+    batch: &RecordBatch,
+    f: &Fields,
+    first: u64,
+    source: Option<&str>,
+) -> Vec<std::result::Result<Document, Rejection>> {
+    let mut out = Vec::with_capacity(batch.num_rows());
+    visit_rows(batch, f, first, source, |r| {
+        out.push(r.map(|d| {
+            // Hand the buffers over; the next row starts from empty ones.
+            let body = match &mut d.body {
+                Body::Text(s) => Body::Text(std::mem::take(s)),
+                Body::Html(s) => Body::Html(std::mem::take(s)),
+            };
+            Document {
+                id: std::mem::take(&mut d.id),
+                url: d.url.take(),
+                body,
+                site: d.site.take(),
+                priority: d.priority,
             }
-            return;
-        }
-    };
-    if text.is_none() && html.is_none() {
-        let reason = RejectReason::MissingColumn {
-            text: f.text.clone(),
-            html: f.html.clone(),
+        }))
+    });
+    out
+}
+
+/// The columns of a batch that make documents, resolved once per batch (string
+/// columns cast, the missing and the ill-typed found); a row's document is made on
+/// demand ([`BatchColumns::row_into`], [`BatchColumns::document`]), so the copying of
+/// text can happen on whichever thread needs the document.
+#[derive(Debug, Clone)]
+pub struct BatchColumns {
+    rows: usize,
+    /// Why every row is rejected, when the columns cannot make documents.
+    broken: Option<RejectReason>,
+    ids: Option<StringArray>,
+    text: Option<StringArray>,
+    html: Option<StringArray>,
+    url: Option<StringArray>,
+    site: Option<StringArray>,
+    priority: Option<arrow::array::ArrayRef>,
+    text_name: String,
+    html_name: String,
+}
+
+impl BatchColumns {
+    /// The columns of `batch` that `f` names.
+    pub fn of(batch: &RecordBatch, f: &Fields) -> Self {
+        let mut out = BatchColumns {
+            rows: batch.num_rows(),
+            broken: None,
+            ids: None,
+            text: None,
+            html: None,
+            url: None,
+            site: None,
+            priority: None,
+            text_name: f.text.clone(),
+            html_name: f.html.clone(),
         };
-        for _ in 0..n {
-            visit(Err(Rejection {
+        let col = |name: &str| strings(batch, name, false).transpose();
+        match (
+            strings(batch, &f.id, true).transpose(),
+            col(&f.text),
+            col(&f.html),
+            col(&f.url),
+            f.site.as_deref().map(col).unwrap_or(Ok(None)),
+        ) {
+            (Ok(i), Ok(t), Ok(h), Ok(u), Ok(s)) => {
+                (out.ids, out.text, out.html, out.url, out.site) = (i, t, h, u, s)
+            }
+            (Err(e), ..)
+            | (_, Err(e), ..)
+            | (_, _, Err(e), ..)
+            | (.., Err(e), _)
+            | (.., Err(e)) => out.broken = Some(e),
+        }
+        if out.broken.is_none() && out.text.is_none() && out.html.is_none() {
+            out.broken = Some(RejectReason::MissingColumn {
+                text: f.text.clone(),
+                html: f.html.clone(),
+            });
+        }
+        out.priority = f.priority.as_deref().and_then(|p| {
+            column(batch, p).and_then(|c| arrow::compute::cast(&c, &DataType::Float64).ok())
+        });
+        out
+    }
+
+    /// Rows of the batch.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Row `i` as a document, written into `doc` (whose buffers are reused); `at` is
+    /// the row's number in its input from 0, which makes the id of a row without one.
+    pub fn row_into(
+        &self,
+        i: usize,
+        at: u64,
+        source: Option<&str>,
+        doc: &mut Document,
+    ) -> std::result::Result<(), Rejection> {
+        fn value(a: &Option<StringArray>, i: usize) -> Option<&str> {
+            a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
+        }
+        if let Some(reason) = &self.broken {
+            return Err(Rejection {
                 id: None,
                 reason: reason.clone(),
-            }));
+            });
         }
-        return;
-    }
-    let priority = f.priority.as_deref().and_then(|p| {
-        column(batch, p).and_then(|c| arrow::compute::cast(&c, &DataType::Float64).ok())
-    });
-    fn value(a: &Option<StringArray>, i: usize) -> Option<&str> {
-        a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
-    }
-    let mut doc = Document::text(String::new(), String::new());
-    for i in 0..n {
-        let at = first + i as u64;
-        match (value(&ids, i), source) {
+        match (value(&self.ids, i), source) {
             (Some(id), _) => set(&mut doc.id, id),
             (None, Some(src)) => doc.id = format!("{src}:{}", at + 1),
             (None, None) => doc.id = at.to_string(),
@@ -145,7 +224,7 @@ pub fn visit_batch(
         let mut buf = match body {
             Body::Text(s) | Body::Html(s) => s,
         };
-        doc.body = match (value(&text, i), value(&html, i)) {
+        doc.body = match (value(&self.text, i), value(&self.html, i)) {
             (Some(t), _) => {
                 set(&mut buf, t);
                 Body::Text(buf)
@@ -156,22 +235,62 @@ pub fn visit_batch(
             }
             (None, None) => {
                 doc.body = Body::Text(buf);
-                visit(Err(Rejection {
+                return Err(Rejection {
                     id: Some(doc.id.clone()),
                     reason: RejectReason::MissingBody {
-                        text: f.text.clone(),
-                        html: f.html.clone(),
+                        text: self.text_name.clone(),
+                        html: self.html_name.clone(),
                     },
-                }));
-                continue;
+                });
             }
         };
-        doc.url = value(&url, i).map(str::to_owned);
-        doc.site = value(&site, i).map(str::to_owned);
-        doc.priority = priority
+        doc.url = value(&self.url, i).map(str::to_owned);
+        doc.site = value(&self.site, i).map(str::to_owned);
+        doc.priority = self
+            .priority
             .as_ref()
             .filter(|p| p.is_valid(i))
             .map(|p| p.as_primitive::<arrow::datatypes::Float64Type>().value(i));
-        visit(Ok(&doc));
+        Ok(())
+    }
+
+    /// The length in bytes of row `i`'s body (its text, else its HTML; 0 without).
+    pub fn body_len(&self, i: usize) -> usize {
+        let len = |a: &Option<StringArray>| {
+            a.as_ref()
+                .filter(|a| a.is_valid(i))
+                .map(|a| a.value(i).len())
+        };
+        len(&self.text).or_else(|| len(&self.html)).unwrap_or(0)
+    }
+
+    /// Row `i` as a new document (see [`BatchColumns::row_into`]).
+    pub fn document(
+        &self,
+        i: usize,
+        at: u64,
+        source: Option<&str>,
+    ) -> std::result::Result<Document, Rejection> {
+        let mut doc = Document::text(String::new(), String::new());
+        self.row_into(i, at, source, &mut doc).map(|()| doc)
+    }
+}
+
+/// [`visit_batch`] with the reused document lent mutably, so that a caller may take
+/// its buffers.
+fn visit_rows(
+    batch: &RecordBatch,
+    f: &Fields,
+    first: u64,
+    source: Option<&str>,
+    mut visit: impl FnMut(std::result::Result<&mut Document, Rejection>),
+) {
+    let cols = BatchColumns::of(batch, f);
+    let mut doc = Document::text(String::new(), String::new());
+    for i in 0..cols.len() {
+        match cols.row_into(i, first + i as u64, source, &mut doc) {
+            Ok(()) => visit(Ok(&mut doc)),
+            Err(rej) => visit(Err(rej)),
+        }
     }
 }

@@ -63,6 +63,12 @@ pub(super) fn open_decoded(input: &Input) -> Result<Box<dyn BufRead + Send>> {
             f,
         ))),
     };
+    // Decompression runs on a thread of its own, a few blocks ahead of the reader
+    // that splits records, so that the two overlap.
+    let r: Box<dyn Read + Send> = match input.compression {
+        Compression::None => r,
+        _ => Box::new(Decompressing::spawn(r)),
+    };
     Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
 }
 
@@ -149,5 +155,80 @@ impl<W: std::io::Write> std::io::Write for Encoder<W> {
             Encoder::Bzip2(e) => e.flush(),
             Encoder::Xz(e) => e.flush(),
         }
+    }
+}
+
+/// Bytes of a reader decoded on a thread of its own, in blocks sent ahead through a
+/// bounded channel (so memory stays at a few blocks); an error ends the stream with
+/// that error, in its place.
+struct Decompressing {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
+}
+
+impl Decompressing {
+    /// Bytes per block.
+    const BLOCK: usize = 1 << 20;
+    /// Blocks decoded ahead.
+    const AHEAD: usize = 4;
+
+    fn spawn(mut r: Box<dyn Read + Send>) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(Self::AHEAD);
+        std::thread::spawn(move || loop {
+            let mut block = vec![0u8; Self::BLOCK];
+            let mut n = 0;
+            let result = loop {
+                match r.read(&mut block[n..]) {
+                    Ok(0) => break Ok(true),
+                    Ok(k) => {
+                        n += k;
+                        if n == block.len() {
+                            break Ok(false);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            block.truncate(n);
+            // A reader that stopped listening (the input was abandoned) ends the thread.
+            if n > 0 && tx.send(Ok(block)).is_err() {
+                return;
+            }
+            match result {
+                Ok(false) => {}
+                Ok(true) => return,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        });
+        Decompressing {
+            rx,
+            block: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for Decompressing {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.block.len() {
+            match self.rx.recv() {
+                Ok(Ok(b)) => {
+                    self.block = b;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                // The thread is done: the end of the stream.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.block.len() - self.at);
+        buf[..n].copy_from_slice(&self.block[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }

@@ -172,23 +172,54 @@ pub struct RawRecord {
     pub position: Position,
     /// The exact bytes of the record for JSONL (the line without its newline).
     pub raw: Option<Vec<u8>>,
-    /// The document, or why it cannot be used; `None` for a JSONL record whose parsing
-    /// was deferred (see [`Reader::defer_parsing`]): call [`RawRecord::into_document`].
+    /// The document, or why it cannot be used; `None` for a record whose parsing was
+    /// deferred (see [`Reader::defer_parsing`]): call [`RawRecord::into_document`].
     pub doc: Option<std::result::Result<Document, Rejection>>,
+    /// A Parquet record whose document is deferred: its row of a decoded batch.
+    pub row: Option<BatchRow>,
+}
+
+/// A row of a decoded batch, whose document is made when it is needed
+/// ([`RawRecord::into_document`]), on the thread that needs it.
+#[derive(Debug, Clone)]
+pub struct BatchRow {
+    /// The batch's columns, shared by its rows.
+    pub columns: std::sync::Arc<batch::BatchColumns>,
+    /// The row within the batch.
+    pub index: usize,
 }
 
 impl RawRecord {
-    /// The document (parsing a deferred JSONL record now, with `fields`; `source` names
-    /// the input in generated ids).
+    /// Its size as the accounting counts it: the JSONL line's bytes, else the body's.
+    pub fn bytes(&self) -> u64 {
+        self.raw
+            .as_ref()
+            .map(|b| b.len())
+            .or_else(|| {
+                self.doc
+                    .as_ref()
+                    .and_then(|d| d.as_ref().ok())
+                    .map(|d| d.body.len())
+            })
+            .or_else(|| self.row.as_ref().map(|r| r.columns.body_len(r.index)))
+            .unwrap_or(0) as u64
+    }
+
+    /// The document (parsing a deferred JSONL record now, with `fields`, or making a
+    /// deferred Parquet row's; `source` names the input in generated ids).
     pub fn into_document(
         self,
         fields: &Fields,
         source: &str,
     ) -> std::result::Result<Document, Rejection> {
-        match (self.doc, self.raw) {
-            (Some(d), _) => d,
-            (None, Some(raw)) => parse_json_record(&raw, fields, source, self.position.at),
-            (None, None) => Err(Rejection {
+        match (self.doc, self.raw, self.row) {
+            (Some(d), ..) => d,
+            (None, Some(raw), _) => parse_json_record(&raw, fields, source, self.position.at),
+            (None, None, Some(r)) => {
+                r.columns
+                    .document(r.index, self.position.at.saturating_sub(1), Some(source))
+            }
+            (None, None, None) => Err(Rejection {
                 id: None,
                 reason: RejectReason::NoContent,
             }),
@@ -257,8 +288,9 @@ impl Reader {
         self
     }
 
-    /// Leaves JSONL records unparsed (`doc: None`, `raw` set), so that the caller can
-    /// parse them in parallel with [`RawRecord::into_document`]. Ignored in strict mode,
+    /// Leaves JSONL records unparsed (`doc: None`, `raw` set) and Parquet rows as rows
+    /// of their decoded batch (`doc: None`, `row` set), so that the caller can make the
+    /// documents in parallel with [`RawRecord::into_document`]. Ignored in strict mode,
     /// which must name the first bad record. By default off.
     pub fn defer_parsing(mut self, yes: bool) -> Self {
         self.defer = yes;
@@ -304,6 +336,7 @@ impl Reader {
             },
             raw: None,
             doc: Some(Err(Rejection { id, reason })),
+            row: None,
         }
     }
 
@@ -409,6 +442,7 @@ impl Reader {
                     },
                     raw: Some(buf),
                     doc: None,
+                    row: None,
                 }));
             }
             let doc = parse_json_record(&buf, &self.fields, &self.inputs[self.current].name, at);
@@ -431,6 +465,7 @@ impl Reader {
                 },
                 raw,
                 doc: Some(doc),
+                row: None,
             }));
         }
     }
@@ -457,6 +492,7 @@ impl Reader {
                             },
                             raw: None,
                             doc: Some(Ok(doc)),
+                            row: None,
                         })),
                         Err(rej) => self.bad(at, rej.id, rej.reason),
                     };
@@ -475,7 +511,8 @@ impl Reader {
             return Ok(None);
         };
         let name = &self.inputs[self.current].name;
-        let Some(rec) = p.next(self.current, name, &self.fields) else {
+        let defer = self.defer && !self.strict;
+        let Some(rec) = p.next(self.current, name, &self.fields, defer) else {
             return Ok(None);
         };
         if let (true, Some(Err(rej))) = (self.strict, &rec.doc) {
@@ -543,6 +580,7 @@ impl Reader {
             },
             raw: None,
             doc: Some(doc),
+            row: None,
         }))
     }
 }
@@ -552,14 +590,7 @@ impl Iterator for Reader {
     fn next(&mut self) -> Option<Self::Item> {
         let r = self.next_record().transpose();
         if let Some(Ok(rec)) = &r {
-            let bytes = rec.raw.as_ref().map(|b| b.len()).or_else(|| {
-                rec.doc
-                    .as_ref()
-                    .and_then(|d| d.as_ref().ok())
-                    .map(|d| d.body.len())
-            });
-            self.counter
-                .count(rec.position.input, bytes.unwrap_or(0) as u64);
+            self.counter.count(rec.position.input, rec.bytes());
         }
         r
     }

@@ -4,14 +4,14 @@
 //!
 //! A record is a row; its position is the row's number in the file, from 1. The
 //! columns are the ones [`Fields`] names (a dotted name such as `meta.url` reaches into
-//! a struct column); their rules are [`visit_batch`]'s. A file whose footer cannot be
+//! a struct column); their rules are [`visit_batch`](super::batch::visit_batch)'s. A file whose footer cannot be
 //! read is one rejection (`cannot read input`); a row group that cannot be decoded (a
 //! damaged page) costs its rows not yet read, each rejected with its row number
 //! ([`RejectReason::DamagedRows`]), and reading goes on with the next row group. A
 //! panic of the decoder on damaged bytes is caught and treated the same way.
 
-use super::batch::visit_batch;
-use super::{Fields, Position, RawRecord};
+use super::batch::{batch_documents, BatchColumns};
+use super::{BatchRow, Fields, Position, RawRecord};
 use crate::document::{RejectReason, Rejection};
 use crate::error::{Error, Result};
 use arrow::array::RecordBatch;
@@ -23,6 +23,7 @@ use parquet::arrow::ProjectionMask;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Rows decoded at a time (a batch holds this many records' columns).
 const BATCH_ROWS: usize = 1024;
@@ -222,11 +223,14 @@ impl ParquetRecords {
 
     /// The next record of input number `input` (named `source` in generated ids), or
     /// `None` at the end.
+    /// With `defer`, a decoded row is yielded as its row of the batch (the document is
+    /// made by [`RawRecord::into_document`], in parallel).
     pub(super) fn next(
         &mut self,
         input: usize,
         source: &str,
         fields: &Fields,
+        defer: bool,
     ) -> Option<RawRecord> {
         while self.queue.is_empty() {
             let position = |at| Position {
@@ -235,18 +239,32 @@ impl ParquetRecords {
                 file: None,
             };
             match self.rows.next()? {
-                Piece::Batch(b) => {
+                Piece::Batch(b) if defer => {
                     let first = self.rows.row - b.num_rows() as u64;
-                    let mut at = first;
-                    let queue = &mut self.queue;
-                    visit_batch(&b, fields, first, Some(source), |r| {
-                        at += 1;
-                        queue.push_back(RawRecord {
+                    let columns = Arc::new(BatchColumns::of(&b, fields));
+                    for (at, index) in (first + 1..).zip(0..b.num_rows()) {
+                        self.queue.push_back(RawRecord {
                             position: position(at),
                             raw: None,
-                            doc: Some(r.cloned()),
+                            doc: None,
+                            row: Some(BatchRow {
+                                columns: columns.clone(),
+                                index,
+                            }),
                         });
-                    });
+                    }
+                }
+                Piece::Batch(b) => {
+                    let first = self.rows.row - b.num_rows() as u64;
+                    let docs = batch_documents(&b, fields, first, Some(source));
+                    for (at, doc) in (first + 1..).zip(docs) {
+                        self.queue.push_back(RawRecord {
+                            position: position(at),
+                            raw: None,
+                            doc: Some(doc),
+                            row: None,
+                        });
+                    }
                 }
                 Piece::Damaged {
                     first_row,
@@ -265,6 +283,7 @@ impl ParquetRecords {
                                     error: error.clone(),
                                 },
                             })),
+                            row: None,
                         });
                     }
                 }
