@@ -17,6 +17,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Rows per row group of a Parquet output (the writer buffers one row group).
+pub const ROW_GROUP_ROWS: usize = 8192;
+
 /// One output file of records.
 pub enum Sink {
     /// JSON lines.
@@ -101,8 +104,10 @@ impl Sink {
             }
             Sink::Parquet { name, file, w } => {
                 if w.is_none() {
+                    // Row groups of ROW_GROUP_ROWS: the writer holds one in memory.
                     let props = WriterProperties::builder()
                         .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
+                        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
                         .build();
                     let f = file
                         .take()
