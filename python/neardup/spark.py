@@ -776,9 +776,17 @@ def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any
     p = neardup.Pipeline(**params)
     stage_one, stage_two = p.describe()
     c = r.counts
+    # Per input: its records' fates, as the CLI counts them.
+    fate_keys = {"kept": "kept", "exact": "exact_duplicates", "near": "near_duplicates", "rejected": "rejected"}
+    by_input: Dict[str, Dict[str, int]] = {}
+    for row in r.fates.groupBy("input", "fate").count().collect():
+        by_input.setdefault(row["input"], {})[fate_keys[row["fate"]]] = row["count"]
+    per_input = [dict(i, **{k: by_input.get(i["input"], {}).get(k, 0) for k in fate_keys.values()},
+                      kept_written=None) for i in per_input]
     read_by_inputs = sum(i["records"] for i in per_input)
     holds = (
         c["read"] == read_by_inputs
+        and all(i["records"] == sum(i[k] for k in fate_keys.values()) for i in per_input)
         and c["read"] == c["kept"] + c["exact_duplicates"] + c["near_duplicates"] + c["rejected"]
         and (kept_written is None or kept_written == c["kept"])
         and (rejects_written is None or rejects_written == c["rejected"])
@@ -794,7 +802,8 @@ def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any
             "read": c["read"], "previous_snapshot": c["previous_snapshot"], "kept": c["kept"],
             "exact_duplicates": c["exact_duplicates"], "near_duplicates": c["near_duplicates"],
             "rejected": c["rejected"], "per_input": per_input, "kept_written": kept_written,
-            "rejects_written": rejects_written, "dropped_in_clusters": c["dropped_in_clusters"],
+            "rejects_written": rejects_written, "annotated_written": None,
+            "dropped_in_clusters": c["dropped_in_clusters"],
             "holds": holds,
         },
         "stats": dict(r.stats(), seconds={

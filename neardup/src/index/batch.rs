@@ -208,47 +208,86 @@ crate::sketch::simd::kernel! {
     }
 }
 
-/// All pairs `(i, j, distance)`, `i < j`, among `fps` within distance ≤ k: for each
-/// table (in parallel) the permuted fingerprints are sorted and every run with equal
-/// prefix is compared within itself — no probing.
+/// All pairs `(i, j, distance)`, `i < j`, among `fps` within distance ≤ k, each once,
+/// sorted: for each table (in parallel) the permuted fingerprints are grouped by their
+/// prefix ([`table_pairs`]) and every group is compared within itself — no probing.
 pub fn all_pairs(design: &Design, fps: &[u64]) -> Result<Vec<(u32, u32, u32)>> {
     design.validate()?;
+    if fps.len() > u32::MAX as usize {
+        return Err(Error::Config(
+            "all pairs: at most 2^32 fingerprints".into(),
+        ));
+    }
     let k = design.k;
     let tables = design.tables();
     let mut out: Vec<(u32, u32, u32)> = tables
         .par_iter()
-        .flat_map_iter(|t| {
-            let mut v: Vec<(u64, u32)> = fps
-                .iter()
-                .enumerate()
-                .map(|(i, &f)| (t.perm.apply(f), i as u32))
-                .collect();
-            v.sort_unstable();
-            let shift = 64 - t.prefix as u32;
-            let key = |x: u64| if shift >= 64 { 0 } else { x >> shift };
-            let mut pairs = Vec::new();
-            let mut i = 0;
-            while i < v.len() {
-                let mut j = i + 1;
-                while j < v.len() && key(v[j].0) == key(v[i].0) {
-                    j += 1;
-                }
-                for a in i..j {
-                    for b in a + 1..j {
-                        let d = (v[a].0 ^ v[b].0).count_ones();
-                        if d <= k {
-                            pairs.push((v[a].1.min(v[b].1), v[a].1.max(v[b].1), d));
-                        }
-                    }
-                }
-                i = j;
-            }
-            pairs
-        })
+        .flat_map_iter(|t| table_pairs(t, fps, k))
         .collect();
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// The pairs within `k` whose permuted fingerprints share table `t`'s prefix. A
+/// counting sort by the top `b = min(prefix, 16)` bits groups them in two linear passes
+/// (a histogram, then a scatter of each permuted fingerprint with its index); a group
+/// longer than one is sorted by the rest of the prefix when the prefix is longer than
+/// `b` (groups are small: `n / 2^b` on average), and each run of equal prefix is
+/// compared within itself. The distance is XOR and popcount of the permuted values (a
+/// permutation of bits keeps distances), read from the group itself, never from
+/// `fps` at random. Pairs come as `(smaller index, larger index, distance)`.
+pub(crate) fn table_pairs(t: &Table, fps: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+    let n = fps.len();
+    let p = u32::from(t.prefix).min(64);
+    let b = p.min(16);
+    let top = |x: u64| if b == 0 { 0 } else { (x >> (64 - b)) as usize };
+    let prefix = |x: u64| if p == 0 { 0 } else { x >> (64 - p) };
+    let permuted: Vec<u64> = fps.iter().map(|&f| t.perm.apply(f)).collect();
+    let mut start = vec![0u32; (1usize << b) + 1];
+    for &x in &permuted {
+        start[top(x) + 1] += 1;
+    }
+    for g in 1..start.len() {
+        start[g] += start[g - 1];
+    }
+    let mut next = start.clone();
+    let mut grouped = vec![(0u64, 0u32); n];
+    for (i, &x) in permuted.iter().enumerate() {
+        let g = top(x);
+        grouped[next[g] as usize] = (x, i as u32);
+        next[g] += 1;
+    }
+    drop(permuted);
+    let mut pairs = Vec::new();
+    for g in start.windows(2) {
+        let group = &mut grouped[g[0] as usize..g[1] as usize];
+        if group.len() < 2 {
+            continue;
+        }
+        if p > b {
+            group.sort_unstable_by_key(|e| prefix(e.0));
+        }
+        let mut i = 0;
+        while i < group.len() {
+            let key = prefix(group[i].0);
+            let mut j = i + 1;
+            while j < group.len() && prefix(group[j].0) == key {
+                j += 1;
+            }
+            let run = &group[i..j];
+            for (a, &(x, ia)) in run.iter().enumerate() {
+                for &(y, ib) in &run[a + 1..] {
+                    let d = (x ^ y).count_ones();
+                    if d <= k {
+                        pairs.push((ia.min(ib), ia.max(ib), d));
+                    }
+                }
+            }
+            i = j;
+        }
+    }
+    pairs
 }
 
 /// The cheap approximate all-pairs scan of seed 001: rotate the fingerprints by `B`
