@@ -70,8 +70,15 @@ fn index(c: &mut Criterion) {
         })
     });
     // On one core (the figure): every design that finds all pairs at k = 3.
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    for (name, design) in [("k3-20", Design::k3_20()), ("k3-10", Design::k3_10()), ("k3-4", Design::k3_4())] {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for (name, design) in [
+        ("k3-20", Design::k3_20()),
+        ("k3-10", Design::k3_10()),
+        ("k3-4", Design::k3_4()),
+    ] {
         g.bench_function(format!("all-pairs-{name}-one-core"), |b| {
             b.iter(|| {
                 let p = one.install(|| all_pairs(&design, &fps).unwrap());

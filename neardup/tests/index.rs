@@ -192,17 +192,43 @@ fn batch_and_all_pairs_equal_brute_force() {
     }
     want.sort_unstable();
     assert_eq!(got, want);
-    let pairs = all_pairs(&Design::k3_20(), &stored).unwrap();
-    let mut want = Vec::new();
-    for i in 0..stored.len() {
-        for j in i + 1..stored.len() {
-            let d = (stored[i] ^ stored[j]).count_ones();
-            if d <= 3 {
-                want.push((i as u32, j as u32, d));
+    let brute_pairs = |fps: &[u64], k: u32| {
+        let mut want = Vec::new();
+        for i in 0..fps.len() {
+            for j in i + 1..fps.len() {
+                let d = (fps[i] ^ fps[j]).count_ones();
+                if d <= k {
+                    want.push((i as u32, j as u32, d));
+                }
+            }
+        }
+        want
+    };
+    let want = brute_pairs(&stored, 3);
+    assert_eq!(all_pairs(&Design::k3_20(), &stored).unwrap(), want);
+    // Every design, and the one chosen for the size, gives the same pairs; so do
+    // fingerprints crowded into a few prefixes (groups of more than 32, sorted).
+    let mut crowded = stored.clone();
+    for i in 0..300u64 {
+        let base = 0xabcd_ef01_2345_0000u64 ^ ((i % 3) << 62);
+        crowded.push(base | (rng.random::<u64>() & 0x0fff) | ((i & 1) << 20));
+    }
+    for fps in [&stored, &crowded] {
+        for k in [2, 3] {
+            let want = brute_pairs(fps, k);
+            let auto = Design::for_all_pairs(fps.len(), k);
+            for d in [
+                Design::named(&format!("{k}:{}", k + 1)).unwrap(),
+                Design::named(&format!("{k}:6")).unwrap(),
+                auto,
+            ] {
+                assert_eq!(all_pairs(&d, fps).unwrap(), want, "{d:?}");
             }
         }
     }
-    assert_eq!(pairs, want);
+    assert!(brute_pairs(&crowded, 3).len() > brute_pairs(&stored, 3).len() + 50);
+    assert_eq!(Design::for_all_pairs(1_000_000, 3), Design::k3_4());
+    assert_eq!(Design::for_all_pairs(10_000_000, 3), Design::k3_10());
     // The rotate-sort baseline is approximate: a subset of the exact pairs.
     let approx = rotate_sort_pairs(&stored, 3, 4, 4);
     assert!(approx.iter().all(|p| want.binary_search(p).is_ok()));

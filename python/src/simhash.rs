@@ -181,18 +181,31 @@ impl SimhashIndex {
     }
 }
 
-/// Every pair `(i, j)`, `i < j`, of `fps` within Hamming distance k (the design's),
-/// as three numpy arrays `(i, j, distance)` sorted by `(i, j)`: one sort per table, no
-/// probing.
+/// Every pair `(i, j)`, `i < j`, of `fps` within Hamming distance k, as three numpy
+/// arrays `(i, j, distance)` sorted by `(i, j)`: each table grouped by its prefix (a
+/// counting sort), no probing. `design`: a design name (its k), or by default the
+/// fastest design for the number of fingerprints at `k` (default 3); every design gives
+/// the same pairs.
 #[pyfunction]
-#[pyo3(signature = (fps, design="k3-10"))]
+#[pyo3(signature = (fps, design=None, k=3))]
 pub fn simhash_all_pairs<'py>(
     py: Python<'py>,
     fps: &Bound<'py, PyAny>,
     design: Option<&str>,
+    k: u32,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let d = design_named(design.unwrap_or(Design::DEFAULT_NAME))?;
     let fps = u64s(fps, "fps")?;
+    let d = match design {
+        Some(name) => design_named(name)?,
+        None => {
+            if !(1..=16).contains(&k) {
+                return Err(PyValueError::new_err(format!(
+                    "simhash_all_pairs: k = {k} is outside 1..=16"
+                )));
+            }
+            Design::for_all_pairs(fps.len(), k)
+        }
+    };
     if fps.len() > u32::MAX as usize {
         return Err(PyValueError::new_err(
             "simhash_all_pairs: at most 2^32 fingerprints",

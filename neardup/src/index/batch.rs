@@ -214,15 +214,15 @@ crate::sketch::simd::kernel! {
 pub fn all_pairs(design: &Design, fps: &[u64]) -> Result<Vec<(u32, u32, u32)>> {
     design.validate()?;
     if fps.len() > u32::MAX as usize {
-        return Err(Error::Config(
-            "all pairs: at most 2^32 fingerprints".into(),
-        ));
+        return Err(Error::Config("all pairs: at most 2^32 fingerprints".into()));
     }
     let k = design.k;
     let tables = design.tables();
+    // Each thread keeps its buffers from table to table (fresh ones cost page faults).
     let mut out: Vec<(u32, u32, u32)> = tables
         .par_iter()
-        .flat_map_iter(|t| table_pairs(t, fps, k))
+        .map_init(Buffers::default, |bufs, t| table_pairs(t, fps, k, bufs))
+        .flatten_iter()
         .collect();
     out.sort_unstable();
     out.dedup();
@@ -230,64 +230,98 @@ pub fn all_pairs(design: &Design, fps: &[u64]) -> Result<Vec<(u32, u32, u32)>> {
 }
 
 /// The pairs within `k` whose permuted fingerprints share table `t`'s prefix. A
-/// counting sort by the top `b = min(prefix, 16)` bits groups them in two linear passes
-/// (a histogram, then a scatter of each permuted fingerprint with its index); a group
-/// longer than one is sorted by the rest of the prefix when the prefix is longer than
-/// `b` (groups are small: `n / 2^b` on average), and each run of equal prefix is
-/// compared within itself. The distance is XOR and popcount of the permuted values (a
+/// counting sort by the top `b = min(prefix, 18, log2 n)` bits groups them in two linear passes
+/// (permuting with the histogram, then one scatter; two 256-way scatters measured
+/// slower here). A group (`n / 2^b` values on average) of at most 32 is compared pair
+/// by pair, the rest of the prefix checked with the distance in one mask; a bigger one
+/// is sorted by the whole prefix and each run of equal prefix compared within itself. The distance is XOR and popcount of the permuted values (a
 /// permutation of bits keeps distances), read from the group itself, never from
 /// `fps` at random. Pairs come as `(smaller index, larger index, distance)`.
-pub(crate) fn table_pairs(t: &Table, fps: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+pub(crate) fn table_pairs(
+    t: &Table,
+    fps: &[u64],
+    k: u32,
+    bufs: &mut Buffers,
+) -> Vec<(u32, u32, u32)> {
     let n = fps.len();
     let p = u32::from(t.prefix).min(64);
-    let b = p.min(16);
+    // About 4 values per group, at most 2^18 groups (a 1 MiB histogram).
+    let b = p.min(18).min(usize::BITS - n.max(1).leading_zeros());
     let top = |x: u64| if b == 0 { 0 } else { (x >> (64 - b)) as usize };
-    let prefix = |x: u64| if p == 0 { 0 } else { x >> (64 - p) };
-    let permuted: Vec<u64> = fps.iter().map(|&f| t.perm.apply(f)).collect();
-    let mut start = vec![0u32; (1usize << b) + 1];
-    for &x in &permuted {
+    let prefix_mask = if p == 0 { 0 } else { u64::MAX << (64 - p) };
+    // One read pass (permuting, the histogram of the top `b` bits), then one scatter.
+    let Buffers {
+        permuted,
+        grouped,
+        start,
+    } = bufs;
+    permuted.clear();
+    start.clear();
+    start.resize((1usize << b) + 1, 0);
+    for (i, &f) in fps.iter().enumerate() {
+        let x = t.perm.apply(f);
+        permuted.push((x, i as u32));
         start[top(x) + 1] += 1;
     }
     for g in 1..start.len() {
         start[g] += start[g - 1];
     }
+    grouped.clear();
+    grouped.resize(n, (0, 0));
     let mut next = start.clone();
-    let mut grouped = vec![(0u64, 0u32); n];
-    for (i, &x) in permuted.iter().enumerate() {
+    for &(x, i) in permuted.iter() {
         let g = top(x);
-        grouped[next[g] as usize] = (x, i as u32);
+        grouped[next[g] as usize] = (x, i);
         next[g] += 1;
     }
-    drop(permuted);
     let mut pairs = Vec::new();
+    let mut push = |x: u64, ia: u32, y: u64, ib: u32| {
+        let d = x ^ y;
+        if d & prefix_mask == 0 && d.count_ones() <= k {
+            pairs.push((ia.min(ib), ia.max(ib), d.count_ones()));
+        }
+    };
     for g in start.windows(2) {
         let group = &mut grouped[g[0] as usize..g[1] as usize];
         if group.len() < 2 {
             continue;
         }
-        if p > b {
-            group.sort_unstable_by_key(|e| prefix(e.0));
+        if p == b || group.len() <= 32 {
+            // Every pair of the group, the rest of the prefix checked with the distance.
+            for (a, &(x, ia)) in group.iter().enumerate() {
+                for &(y, ib) in &group[a + 1..] {
+                    push(x, ia, y, ib);
+                }
+            }
+            continue;
         }
+        // A big group: sorted by the whole prefix, then each run within itself.
+        group.sort_unstable_by_key(|e| e.0 & prefix_mask);
         let mut i = 0;
         while i < group.len() {
-            let key = prefix(group[i].0);
+            let key = group[i].0 & prefix_mask;
             let mut j = i + 1;
-            while j < group.len() && prefix(group[j].0) == key {
+            while j < group.len() && group[j].0 & prefix_mask == key {
                 j += 1;
             }
             let run = &group[i..j];
             for (a, &(x, ia)) in run.iter().enumerate() {
                 for &(y, ib) in &run[a + 1..] {
-                    let d = (x ^ y).count_ones();
-                    if d <= k {
-                        pairs.push((ia.min(ib), ia.max(ib), d));
-                    }
+                    push(x, ia, y, ib);
                 }
             }
             i = j;
         }
     }
     pairs
+}
+
+/// The working memory of [`table_pairs`], kept by a thread from table to table.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    permuted: Vec<(u64, u32)>,
+    grouped: Vec<(u64, u32)>,
+    start: Vec<u32>,
 }
 
 /// The cheap approximate all-pairs scan of seed 001: rotate the fingerprints by `B`
