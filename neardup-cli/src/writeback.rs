@@ -93,6 +93,21 @@ impl<'a> Notes<'a> {
     }
 }
 
+impl<'a> Notes<'a> {
+    /// The notes of the records from `ordinal` on, one per reason (`reasons[j]` is
+    /// record `ordinal + j`'s).
+    fn run<'r>(&self, ordinal: usize, reasons: &'r [Option<String>]) -> Vec<Note<'r>>
+    where
+        'a: 'r,
+    {
+        reasons
+            .iter()
+            .enumerate()
+            .map(|(j, r)| self.note(ordinal + j, r))
+            .collect()
+    }
+}
+
 fn reason_of(f: &Fate) -> Option<String> {
     match f {
         Fate::Rejected { reason } => Some(reason.to_string()),
@@ -207,9 +222,7 @@ pub fn write_back(
                         if let Some(a) = t.annotate.as_mut() {
                             let reasons: Vec<Option<String>> =
                                 fates.iter().map(reason_of).collect();
-                            let ns: Vec<Note> = (0..n)
-                                .map(|j| notes.note(ordinal + j, &reasons[j]))
-                                .collect();
+                            let ns = notes.run(ordinal, &reasons);
                             a.batch(&annotate_batch(&b, &ns)?)?;
                             annotated_n += n as u64;
                         }
@@ -241,9 +254,7 @@ pub fn write_back(
                         if let Some(a) = t.annotate.as_mut() {
                             let reasons: Vec<Option<String>> =
                                 fates.iter().map(reason_of).collect();
-                            let ns: Vec<Note> = (0..n)
-                                .map(|j| notes.note(ordinal + j, &reasons[j]))
-                                .collect();
+                            let ns = notes.run(ordinal, &reasons);
                             match a {
                                 Sink::Parquet { .. } => {
                                     a.batch(&annotate_batch(&null_rows(&schema, n)?, &ns)?)?

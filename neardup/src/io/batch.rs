@@ -32,36 +32,13 @@ pub(crate) fn strings(
     numbers: bool,
 ) -> Option<std::result::Result<StringArray, RejectReason>> {
     let col = column(batch, name)?;
-    let number = matches!(
-        col.data_type(),
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
+    let t = col.data_type();
+    let string = matches!(
+        t,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Dictionary(_, _)
     );
-    if number && !numbers {
-        return Some(Err(RejectReason::BadColumn {
-            column: name.to_string(),
-            error: format!("{} is not a string type", col.data_type()),
-        }));
-    }
-    match col.data_type() {
-        DataType::Utf8
-        | DataType::LargeUtf8
-        | DataType::Utf8View
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Dictionary(_, _) => Some(
+    match t {
+        _ if string || (numbers && t.is_integer()) => Some(
             arrow::compute::cast(&col, &DataType::Utf8)
                 .map(|a| a.as_string::<i32>().clone())
                 .map_err(|e| RejectReason::BadColumn {
