@@ -9,11 +9,11 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file sketch_file_crc index_file index_file_crc config_toml)
+[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file sketch_file_crc index_file index_file_crc config_toml parquet_reader)
 cargo build --release --quiet
 bin=target/release/neardup
 seed() { mkdir -p "fuzz/corpus/$1"; }
-seed sketch_file; seed index_file; seed sketch_file_crc; seed index_file_crc; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html
+seed sketch_file; seed index_file; seed sketch_file_crc; seed index_file_crc; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html; seed parquet_reader
 tmp=$(mktemp -d)
 head -n 5 fixtures/demo.jsonl > "$tmp/small.jsonl"
 "$bin" sketch "$tmp/small.jsonl" -o fuzz/corpus/sketch_file/valid.ndsk -q

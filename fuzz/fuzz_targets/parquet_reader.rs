@@ -1,5 +1,5 @@
-//! The Parquet reader path on arbitrary bytes: `cargo +nightly fuzz run parquet_reader`
-//! (from this directory; needs cargo-fuzz). Reading must end without a panic and
+//! The Parquet reader path on arbitrary bytes (`bash scripts/fuzz.sh SECONDS
+//! parquet_reader`; nightly and cargo-fuzz). Reading must end without a panic and
 //! account for every record it yields (the in-suite test `parquet_damage` checks the
 //! same on 400 seeded damages of a valid file).
 #![no_main]
