@@ -210,7 +210,8 @@ crate::sketch::simd::kernel! {
 
 /// All pairs `(i, j, distance)`, `i < j`, among `fps` within distance ≤ k, each once,
 /// sorted: for each table (in parallel) the permuted fingerprints are grouped by their
-/// prefix ([`table_pairs`]) and every group is compared within itself — no probing.
+/// prefix (a counting sort per table) and every group is compared within itself — no
+/// probing.
 pub fn all_pairs(design: &Design, fps: &[u64]) -> Result<Vec<(u32, u32, u32)>> {
     design.validate()?;
     if fps.len() > u32::MAX as usize {
