@@ -203,14 +203,17 @@ impl Note<'_> {
 
     /// A JSONL record's line with the fields added at the end of its object, the rest of
     /// the line byte for byte; `None` when the line is not a JSON object (a rejected
-    /// record: see [`Note::standalone`]).
+    /// record: see [`Note::standalone`]). Only a rejected record's line is parsed again
+    /// to tell: any other parsed as an object in the first pass.
     pub fn annotate_line(&self, raw: &[u8]) -> Option<Vec<u8>> {
         let end = raw.iter().rposition(|c| !c.is_ascii_whitespace())?;
         let start = raw.iter().position(|c| !c.is_ascii_whitespace())?;
         if raw[start] != b'{' || raw[end] != b'}' {
             return None;
         }
-        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(raw).ok()?;
+        if self.fate == "rejected" {
+            serde_json::from_slice::<serde::de::IgnoredAny>(raw).ok()?;
+        }
         let empty = raw[start + 1..end].iter().all(u8::is_ascii_whitespace);
         let mut out = Vec::with_capacity(raw.len() + 96);
         out.extend_from_slice(&raw[..end]);
@@ -281,8 +284,17 @@ mod tests {
             String::from_utf8(got).unwrap(),
             r#"{ "neardup_fate":"near","neardup_of":"a","neardup_cluster":"a","neardup_reason":null}"#
         );
-        assert!(n.annotate_line(b"{not json").is_none());
         assert!(n.annotate_line(b"[1]").is_none());
+        let rejected = Note {
+            fate: "rejected",
+            of: None,
+            cluster: None,
+            reason: Some("malformed JSON"),
+        };
+        assert!(rejected.annotate_line(b"{not json}").is_none());
+        assert!(rejected
+            .annotate_line(br#"{"id": "e", "text": ""}"#)
+            .is_some());
         let v: serde_json::Value = serde_json::from_slice(&n.standalone("in.jsonl", 7)).unwrap();
         assert_eq!(v["neardup_position"], 7);
         assert_eq!(v["neardup_fate"], "near");

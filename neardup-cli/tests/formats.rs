@@ -14,15 +14,14 @@ use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::bin;
 use std::sync::Arc;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_neardup")
-}
-
 fn neardup(args: &[&str]) -> Output {
-    let out = Command::new(bin()).args(args).output().unwrap();
+    let out = bin().args(args).output().unwrap();
     assert_ne!(
         out.status.code(),
         Some(101),
@@ -344,7 +343,7 @@ fn every_format_gives_the_same_answer() {
         (dir.join("corpus.jsonl.zst"), "url"),
         (pq.clone(), "meta.url"),
     ] {
-        let out = Command::new(bin())
+        let out = bin()
             .args(["dedup", "-q", "-", "-o", "-", "--url-field", extra])
             .stdin(std::fs::File::open(&f).unwrap())
             .output()
