@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # End-to-end figures on the Rust documentation corpus, with the peers timed in the same
-# run on the same machine. Prints a table and the ratios; writes bench-out/.
-# Two neardup figures: the CLI's dedup (reading and JSON parsing included) and the
-# library on the corpus already in memory (examples/dedup_in_memory.rs), which is how
-# peers.py times the peers (it loads the texts first).
+# run on the same machine. Prints a table of times and the ratios against the targets;
+# writes bench-out/run.json (machine-readable) and bench-out/*.txt (each step's output).
 #
-#   bash bench/run.sh [SHARED_DIR]      (default: ../shared beside the repository)
-#   PEERS=gaoya-minhash bash bench/run.sh   (only these peers; default all of them)
+#   bash bench/run.sh [SHARED_DIR]           (default: ../shared beside the repository)
+#   PEERS=gaoya-minhash bash bench/run.sh    (only these peers of peers.py; default all)
+#   DATATROVE=0 bash bench/run.sh            (skip datatrove's job, ~35 s)
+#   REPEAT=5 bash bench/run.sh               (neardup runs: best of REPEAT, default 3)
 #
-# Needs python3; the peers are installed into bench-out/venv-peers on first use
-# (datasketch, rensa, gaoya from PyPI).
+# neardup is timed three ways:
+# * the whole CLI job, `neardup dedup corpus.jsonl -o kept.jsonl` (reading, JSON
+#   parsing, both stages, clusters, writing the kept records): wall clock of the
+#   process, best of REPEAT, with 2 threads and with 1 (the scaling);
+# * the library on the corpus already in memory (examples/dedup_in_memory.rs), which
+#   is how peers.py times the peers (it loads the texts first);
+# * sketching alone on one thread, text and HTML in memory (examples/sketch_stages.rs).
+# The peers run once each: peers.py (datasketch, rensa, gaoya; texts loaded first, only
+# sketching and indexing timed) and datatrove's whole MinHash job
+# (peers_datatrove.py: reading, signatures, buckets, clusters, filtering, writing).
+#
+# Needs python3; the peers are installed on first use into bench-out/venv-peers
+# (datasketch, rensa, gaoya) and bench-out/venv-datatrove (datatrove, pinned as
+# peers_datatrove.py says), from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
 out=bench-out
+repeat=${REPEAT:-3}
 mkdir -p "$out"
 cargo build --release --quiet
 cargo build --release --quiet --example sketch_stages --example dedup_in_memory
@@ -29,46 +42,114 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q datasketch rensa gaoya
 fi
+dtvenv="$out/venv-datatrove"
+if [ "${DATATROVE:-1}" != 0 ] && [ ! -x "$dtvenv/bin/python" ]; then
+    python3 -m venv "$dtvenv"
+    "$dtvenv/bin/pip" install -q datatrove orjson regex tokenizers "xxhash<4"
+fi
 
-secs() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['seconds']['total'])" "$1"; }
-mem() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_memory_bytes'])" "$1"; }
-
-echo "== neardup (2 threads, paper preset), text corpus"
-/usr/bin/time -v "$bin" dedup "$text" --report "$out/report-text.json" -o "$out/kept-text.jsonl" 2> "$out/time-text.txt" || { cat "$out/time-text.txt"; exit 1; }
-grep -E "records read|clusters|MB in" "$out/time-text.txt" || true
-wall_text=$(grep "Elapsed (wall" "$out/time-text.txt" | awk '{print $NF}')
-echo "== neardup, one thread (sketching throughput per core), text corpus"
-"$bin" dedup "$text" --threads 1 --report "$out/report-text-1t.json" -q
-echo "== neardup, one thread, HTML corpus"
-"$bin" dedup "$html" --threads 1 --report "$out/report-html-1t.json" -q
+# The CLI's whole job, wall clock and peak memory of the process, best of $repeat.
+echo "== neardup CLI, whole job, 2 threads and 1 thread, best of $repeat"
+python3 - "$bin" "$text" "$out" "$repeat" <<'PY'
+import json, os, subprocess, sys, time
+bin, text, out, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+res = {}
+for threads in (2, 1):
+    runs = []
+    for _ in range(repeat):
+        report = f"{out}/report-text-{threads}t.json"
+        cmd = [bin, "dedup", text, "--threads", str(threads), "-o", f"{out}/kept-text.jsonl",
+               "--report", report, "-q"]
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if status != 0:
+            sys.exit(f"{' '.join(cmd)} failed")
+        r = json.load(open(report))
+        runs.append({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                     "maxrss_bytes": usage.ru_maxrss * 1024,
+                     "peak_memory_bytes": r["peak_memory_bytes"],
+                     "seconds": r["stats"]["seconds"]})
+        print(f"  {threads} thread(s): {wall:.3f} s wall, {runs[-1]['cpu']:.2f} s CPU", flush=True)
+    res[f"{threads}t"] = {"best": min(runs, key=lambda x: x["wall"]), "runs": runs,
+                          "docs": r["stats"]["read"], "bytes": r["stats"]["bytes"]}
+json.dump(res, open(f"{out}/cli-runs.json", "w"), indent=1)
+PY
 echo "== neardup two-stage run on the corpus already in memory (2 threads; timed like the peers)"
 target/release/examples/dedup_in_memory "$text" | tee "$out/in-memory-text.txt"
-echo "== sketching alone, one thread, text already in memory (per-core throughput)"
+echo "== sketching alone, one thread, text and HTML already in memory (per-core throughput)"
 target/release/examples/sketch_stages "$text" | tee "$out/stages-text.txt"
 target/release/examples/sketch_stages "$html" --html | tee "$out/stages-html.txt"
-echo "== peers (../shared/bench/peers.py)"
+echo "== peers (peers.py)"
 "$venv/bin/python" "$shared/bench/peers.py" "$text" ${PEERS:+--only "$PEERS"} | tee "$out/peers.txt"
+if [ "${DATATROVE:-1}" != 0 ]; then
+    echo "== datatrove's MinHash job (peers_datatrove.py)"
+    "$dtvenv/bin/python" "$shared/bench/peers_datatrove.py" "$text" | tee "$out/datatrove.txt"
+else
+    : > "$out/datatrove.txt"
+fi
 
 python3 - "$out" <<'PY'
 import json, re, sys
 out = sys.argv[1]
-r = json.load(open(f"{out}/report-text.json")); r1 = json.load(open(f"{out}/report-text-1t.json")); h1 = json.load(open(f"{out}/report-html-1t.json"))
-s = r["stats"]; n = s["read"]; mb = s["bytes"] / 1e6
-print()
-print(f"neardup two-stage, 2 threads: {s['seconds']['total']:.2f} s for {n} docs, {mb:.1f} MB ({mb / s['seconds']['total']:.1f} MB/s)")
-print(f"  peak memory {r['peak_memory_bytes'] / 1e6:.0f} MB = {(r['peak_memory_bytes'] - 64e6) / n:.0f} B/doc above 64 MB")
-print(f"  one thread, text: {r1['stats']['bytes'] / 1e6 / r1['stats']['seconds']['sketch']:.1f} MB/s sketching (JSON parsing included)")
-print(f"  one thread, HTML: {h1['stats']['bytes'] / 1e6 / h1['stats']['seconds']['sketch']:.1f} MB/s of HTML sketching")
+cli = json.load(open(f"{out}/cli-runs.json"))
+two, one = cli["2t"]["best"], cli["1t"]["best"]
+n, mb = cli["2t"]["docs"], cli["2t"]["bytes"] / 1e6
+mem = float(re.search(r"in memory: ([\d.]+) s", open(f"{out}/in-memory-text.txt").read()).group(1))
+stages = {}
 for kind in ("text", "html"):
     for line in open(f"{out}/stages-{kind}.txt"):
-        if line.startswith(("whole sketch", "split+hash")):
-            print(f"  in memory, one thread, {kind}: {line.strip()}")
-mem = float(re.search(r"in memory: ([\d.]+) s", open(f"{out}/in-memory-text.txt").read()).group(1))
-print(f"neardup two-stage on the corpus in memory, 2 threads (timed like the peers: loading excluded): {mem:.2f} s")
+        m = re.match(r"^(whole sketch|split\+hash \(floor\))\s+([\d.]+) s\s+([\d.]+) MB/s", line)
+        if m:
+            stages[(kind, m.group(1))] = float(m.group(3))
+peers = {}
 for line in open(f"{out}/peers.txt"):
     m = re.match(r"^(\S+): sketch\+index ([\d.]+)s", line)
     if m:
-        secs = float(m.group(2))
-        print(f"  vs {m.group(1)}: {secs:.2f} s -> neardup is {secs / mem:.1f}x faster in memory, "
-              f"{secs / s['seconds']['total']:.1f}x through the CLI (reading and JSON parsing included)")
+        peers[m.group(1)] = float(m.group(2))
+dt = None
+for line in open(f"{out}/datatrove.txt"):
+    m = re.match(r"^datatrove-minhash: whole job ([\d.]+)s", line)
+    if m:
+        dt = float(m.group(1))
+peak = two["peak_memory_bytes"]
+budget = 256 * n + 64 * 2**20
+
+rows = []
+def row(what, value, target=None, met=None):
+    rows.append({"what": what, "value": value, "target": target, "met": met})
+print()
+print(f"corpus: {n} documents, {mb:.1f} MB of JSONL")
+print(f"{'figure':<64} {'value':>16}  target")
+def show(what, value, target="", met=None):
+    mark = "" if met is None else ("  met" if met else "  NOT met")
+    print(f"{what:<64} {value:>16}  {target}{mark}")
+    row(what, value, target or None, met)
+show("CLI whole job, 2 threads (wall, kept records written)", f"{two['wall']:.2f} s")
+show("CLI whole job, 1 thread", f"{one['wall']:.2f} s")
+scal = one["wall"] / two["wall"]
+show("scaling, 1 -> 2 threads", f"{scal:.2f}x", ">= 1.85x", scal >= 1.85)
+show("library, 2 threads, corpus in memory", f"{mem:.2f} s")
+for name, secs in peers.items():
+    r_cli, r_mem = secs / two["wall"], secs / mem
+    target, met = ("CLI >= 10x", r_cli >= 10) if name == "gaoya-minhash" else ("", None)
+    show(f"{name} ({secs:.2f} s): CLI ratio / in-memory ratio", f"{r_cli:.1f}x / {r_mem:.1f}x", target, met)
+if dt is not None:
+    show(f"datatrove MinHash whole job ({dt:.2f} s): CLI ratio", f"{dt / two['wall']:.1f}x", ">= 60x", dt / two["wall"] >= 60)
+t = stages.get(("text", "whole sketch"))
+f = stages.get(("text", "split+hash (floor)"))
+h = stages.get(("html", "whole sketch"))
+if t:
+    show("sketching per core, text in memory", f"{t:.0f} MB/s", ">= 190 MB/s", t >= 190)
+if f:
+    show("  split-and-hash floor, same run", f"{f:.0f} MB/s")
+if h:
+    show("sketching per core, HTML in memory", f"{h:.0f} MB/s", ">= 300 MB/s", h >= 300)
+show("peak memory, CLI 2 threads", f"{peak / 2**20:.0f} MiB", f"<= {budget / 2**20:.0f} MiB (256 B/doc + 64 MiB)", peak <= budget)
+show("  per document above 64 MiB", f"{max(0, peak - 64 * 2**20) / n:.0f} B")
+json.dump({"docs": n, "mb": mb, "cli": cli, "in_memory_seconds": mem, "peers": peers,
+           "datatrove_seconds": dt, "sketch_mb_s": {f"{k[0]} {k[1]}": v for k, v in stages.items()},
+           "figures": rows}, open(f"{out}/run.json", "w"), indent=1)
+print(f"\nwritten: {out}/run.json")
 PY

@@ -278,7 +278,10 @@ pub fn write_back(
                 }
             }
         } else {
+            // JSONL lines come unparsed: a kept line is written as it was read, and
+            // only a rejected one is looked at again (`Note::annotate_line`).
             let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
+                .defer_parsing(true)
                 .max_record_bytes(max_record);
             for rec in reader {
                 let rec = rec?;
@@ -288,17 +291,21 @@ pub fn write_back(
                     _ => None,
                 };
                 if matches!(f, Fate::Kept) {
-                    let bytes = match (&rec.raw, doc()) {
-                        (Some(raw), _) => raw.clone(),
-                        (None, Some(v)) => serde_json::to_vec(&v)?,
-                        (None, None) => Vec::new(),
+                    let made;
+                    let bytes: &[u8] = match (&rec.raw, doc()) {
+                        (Some(raw), _) => raw,
+                        (None, Some(v)) => {
+                            made = serde_json::to_vec(&v)?;
+                            &made
+                        }
+                        (None, None) => &[],
                     };
                     if let Some(o) = t.output.as_mut() {
-                        o.line(&bytes)?;
+                        o.line(bytes)?;
                         kept_n += 1;
                     }
                     if let Some(o) = own.as_mut() {
-                        o.line(&bytes)?;
+                        o.line(bytes)?;
                         own_n += 1;
                     }
                 }
