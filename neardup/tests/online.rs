@@ -246,3 +246,35 @@ fn state_survives_reopening_torn_tails_and_compaction() {
     other.preset(neardup::Preset::Recall);
     assert!(Deduper::open(&path, other.build().unwrap(), Default::default()).is_err());
 }
+
+/// A snapshot that holds an id twice (no compaction writes one) is refused with an
+/// error naming the id, not opened with two live copies.
+#[test]
+fn a_snapshot_with_an_id_twice_is_refused() {
+    let p = pipeline(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state");
+    drop(Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Always).unwrap());
+    let docs = corpus(6);
+    let cfg = p.sketcher().config().clone();
+    let mut snap = neardup::persist::sketches::SavedSketches {
+        config: cfg.clone(),
+        ids: Vec::new(),
+        sites: Vec::new(),
+        sketches: neardup::Sketches::new(&cfg),
+    };
+    for (i, doc) in docs.iter().take(5).enumerate() {
+        let (s, site) = p.sketch_record(doc).unwrap();
+        snap.ids.push(if i == 3 {
+            "dup".into()
+        } else {
+            format!("d{i}")
+        });
+        snap.sites.push(site);
+        snap.sketches.push(&s);
+    }
+    snap.ids[1] = "dup".into();
+    snap.save(&path.join("snapshot.0")).unwrap();
+    let err = Deduper::open(&path, p, neardup::online::SyncPolicy::Always).unwrap_err();
+    assert!(err.to_string().contains("\"dup\" twice"), "{err}");
+}

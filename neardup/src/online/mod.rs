@@ -8,15 +8,23 @@
 //! 1. the document is sketched (outside any lock);
 //! 2. an equal exact fingerprint among the stored documents makes it an exact duplicate
 //!    of the first such document (in insertion order);
-//! 3. otherwise its candidates are the stored documents in the posting lists of its
-//!    bucket keys (one key per pass of stage one, [`Supershingles::key`]); they are
-//!    judged in insertion order and the first near-duplicate is named.
+//! 3. otherwise its candidates are the stored documents that share a supershingle with
+//!    it in one of the first `m' − r + 1` slots (by pigeonhole, every pair that agrees
+//!    in `r` of the `m'` slots, stage one's definition, does); they are judged in
+//!    insertion order with the rule, whose own candidate test keeps those that agree in
+//!    `r` slots, and the first near-duplicate is named.
 //!
-//! **Big posting lists.** A posting list with more than `max_bucket` members (the
-//! pipeline's [`BucketLimits`], default 1,000) contributes its first member and its
-//! last `window` members (default 8) only, so a check costs at most
-//! `passes × (1 + window)` judgements per big list: the online form of the batch
-//! big-bucket rule (a star around the first member, each member with its neighbours).
+//! **Big posting lists.** A posting list (the stored documents with supershingle `v` in
+//! slot `j`) that grows past `max_bucket` members (the pipeline's [`BucketLimits`](crate::candidates::BucketLimits),
+//! default 1,000) keeps only its first member and its last `window` members (default
+//! 8), so a check costs at most `1 + window` judgements per big list: the online form
+//! of the batch big-bucket rule (a star around the first member, each member with its
+//! neighbours). A list keeps that form once it has it; a removed member leaves it.
+//!
+//! **Memory.** Nothing is stored twice: the ids back to back in one string, the sketches
+//! in the column store, and the posting lists, the exact fingerprints and the ids'
+//! index as tables of slots that hold no keys (the key is read from the stored
+//! document): about 7 bytes per entry, 7 entries per document with the paper preset.
 //!
 //! **Semantics beside batch `dedup`.** Online, each document is compared with every
 //! stored document (the kept ones, with [`Deduper::check_and_insert`]); there is no
@@ -29,19 +37,21 @@
 
 mod postings;
 mod state;
+mod table;
 
 pub use state::SyncPolicy;
 
-use crate::candidates::{BucketLimits, Supershingles};
+use crate::candidates::Supershingles;
 use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::pipeline::Pipeline;
+use crate::sketch::hash::mix64;
 use crate::sketch::{Sketch, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
+use table::SlotTable;
 
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,24 +98,73 @@ impl Verdict {
     }
 }
 
-/// The stored documents: sketches by slot, postings, exact fingerprints.
+/// No site.
+const NO_SITE: u32 = u32::MAX;
+
+/// The stored documents: sketches by slot, postings, exact fingerprints. Slots are
+/// numbered in insertion order; the slot of a removed or replaced document keeps its id
+/// and sketch, but no table points to it any more.
 struct State {
-    /// Id by slot (slots of removed documents keep their id and sketch; nothing points
-    /// to them any more).
-    ids: Vec<Arc<str>>,
-    /// Site (interned) by slot.
-    sites: Vec<Option<u32>>,
+    /// The ids of all slots, back to back.
+    id_text: String,
+    /// Where each slot's id ends in `id_text`.
+    id_ends: Vec<u64>,
+    /// Site (interned) by slot, or [`NO_SITE`].
+    sites: Vec<u32>,
     site_names: SiteNames,
     sketches: Sketches,
-    /// Slot of each stored id.
-    by_id: HashMap<Arc<str>, u32>,
-    /// Stored slots by exact fingerprint (folded; equality checked on the sketches).
-    exact: postings::Lists,
-    /// Per pass: stored slots by bucket key.
-    postings: Vec<postings::Lists>,
+    /// Live slots by id.
+    by_id: SlotTable,
+    /// Live slots by exact fingerprint.
+    exact: SlotTable,
+    /// Live slots by supershingle.
+    postings: postings::Postings,
     live: usize,
     /// The durable log, for a deduper opened on a directory.
     log: Option<state::Log>,
+}
+
+fn id_hash(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), 0x6964_5f74_6162_6c65)
+}
+
+fn exact_hash(exact: u128) -> u64 {
+    mix64(exact as u64 ^ mix64((exact >> 64) as u64))
+}
+
+/// The id of `slot` in `text` cut at `ends`.
+fn id_at<'a>(text: &'a str, ends: &[u64], slot: u32) -> &'a str {
+    let s = slot as usize;
+    let start = if s == 0 { 0 } else { ends[s - 1] as usize };
+    &text[start..ends[s] as usize]
+}
+
+impl State {
+    fn id(&self, slot: u32) -> &str {
+        id_at(&self.id_text, &self.id_ends, slot)
+    }
+
+    /// The live slot of `id`.
+    fn slot_of(&self, id: &str) -> Option<u32> {
+        let mut found = None;
+        self.by_id.candidates(id_hash(id), |s| {
+            if found.is_none() && self.id(s) == id {
+                found = Some(s);
+            }
+        });
+        found
+    }
+
+    /// Bytes held by the stored documents (vectors at their capacity).
+    fn bytes(&self) -> usize {
+        self.id_text.capacity()
+            + 8 * self.id_ends.capacity()
+            + 4 * self.sites.capacity()
+            + self.sketches.heap_bytes()
+            + self.by_id.bytes()
+            + self.exact.bytes()
+            + self.postings.bytes()
+    }
 }
 
 /// The online deduper (see the module docs). Build one from a pipeline with
@@ -113,7 +172,8 @@ struct State {
 pub struct Deduper {
     pipeline: Pipeline,
     generator: Supershingles,
-    passes: usize,
+    /// Supershingle slots with posting lists.
+    indexed: usize,
     state: RwLock<State>,
 }
 
@@ -148,20 +208,23 @@ impl Deduper {
             ));
         }
         let slots = pipeline.sketcher().config().supershingles;
-        let passes = generator.passes(slots);
+        let r = generator.min_shared.clamp(1, slots.max(1));
+        let indexed = slots + 1 - r;
         let sketches = Sketches::new(pipeline.sketcher().config());
+        let postings = postings::Postings::new(indexed, generator.limits, 0);
         Ok(Deduper {
             pipeline,
             generator,
-            passes,
+            indexed,
             state: RwLock::new(State {
-                ids: Vec::new(),
+                id_text: String::new(),
+                id_ends: Vec::new(),
                 sites: Vec::new(),
                 site_names: SiteNames::default(),
                 sketches,
-                by_id: HashMap::new(),
-                exact: postings::Lists::default(),
-                postings: vec![postings::Lists::default(); passes],
+                by_id: SlotTable::default(),
+                exact: SlotTable::default(),
+                postings,
                 live: 0,
                 log: None,
             }),
@@ -178,19 +241,76 @@ impl Deduper {
         let (snap, entries, log) = state::open(dir, d.pipeline.sketcher().config(), sync)?;
         {
             let mut st = d.write();
-            for (i, id) in snap.ids.iter().enumerate() {
-                let p = d.prepared(snap.sketches.get(i).to_owned(), snap.sites[i].clone());
-                d.store(&mut st, id, p);
+            let st = &mut *st;
+            // The snapshot's documents become slots 0..n as they are: its sketches are
+            // the store, and the tables are built in bulk, sized once for everything
+            // restored, each on a thread of its own.
+            let n = snap.ids.len();
+            let total = n + entries.len();
+            st.id_ends.reserve(total);
+            st.sites.reserve(total);
+            for (id, site) in snap.ids.iter().zip(snap.sites) {
+                st.id_text.push_str(id);
+                st.id_ends.push(st.id_text.len() as u64);
+                st.sites
+                    .push(site.map_or(NO_SITE, |name| st.site_names.intern(name)));
             }
+            drop(snap.ids);
+            st.sketches = snap.sketches;
+            st.postings = postings::Postings::new(d.indexed, d.generator.limits, total);
+            let slots = 0..u32::try_from(n).map_err(|_| {
+                Error::Config("the online deduper holds fewer than 2^32 - 1 documents".into())
+            })?;
+            let State {
+                id_text,
+                id_ends,
+                sketches,
+                postings,
+                ..
+            } = &mut *st;
+            let (ids, exact) = rayon::join(
+                || -> Result<SlotTable> {
+                    let mut t = SlotTable::with_capacity(total);
+                    let id = |s: u32| id_at(id_text, id_ends, s);
+                    for slot in slots.clone() {
+                        let h = id_hash(id(slot));
+                        let mut twice = false;
+                        t.candidates(h, |o| twice |= id(o) == id(slot));
+                        if twice {
+                            return Err(Error::Corrupt {
+                                path: dir.to_path_buf(),
+                                reason: format!("the snapshot holds the id {:?} twice", id(slot)),
+                            });
+                        }
+                        t.insert(h, slot, |s| id_hash(id(s)));
+                    }
+                    Ok(t)
+                },
+                || {
+                    let mut t = SlotTable::with_capacity(total);
+                    let hash = |s: u32| exact_hash(sketches.get(s as usize).exact);
+                    rayon::join(
+                        || {
+                            for slot in slots.clone() {
+                                t.insert(hash(slot), slot, hash);
+                            }
+                        },
+                        || postings.push_all(slots.clone(), sketches),
+                    );
+                    t
+                },
+            );
+            st.by_id = ids?;
+            st.exact = exact;
+            st.live = n;
             for e in entries {
                 match e {
                     state::Entry::Insert { id, site, sketch } => {
-                        let p = d.prepared(sketch, site);
-                        d.store(&mut st, &id, p);
+                        d.store(st, &id, Prepared { sketch, site });
                     }
                     state::Entry::Remove { id } => {
-                        if let Some(slot) = st.by_id.remove(id.as_str()) {
-                            d.unstore(&mut st, slot);
+                        if let Some(slot) = st.slot_of(&id) {
+                            d.unstore(st, slot);
                         }
                     }
                 }
@@ -214,12 +334,15 @@ impl Deduper {
             sites: Vec::with_capacity(st.live),
             sketches: Sketches::new(cfg),
         };
-        for (slot, id) in st.ids.iter().enumerate() {
-            if st.by_id.get(id) == Some(&(slot as u32)) {
+        for slot in 0..st.id_ends.len() as u32 {
+            let id = st.id(slot);
+            if st.slot_of(id) == Some(slot) {
                 snap.ids.push(id.to_string());
+                let site = st.sites[slot as usize];
                 snap.sites
-                    .push(st.sites[slot].map(|s| st.site_names.name(s).to_string()));
-                snap.sketches.push(&st.sketches.get(slot).to_owned());
+                    .push((site != NO_SITE).then(|| st.site_names.name(site).to_string()));
+                snap.sketches
+                    .push(&st.sketches.get(slot as usize).to_owned());
             }
         }
         if let Some(log) = st.log.as_mut() {
@@ -251,6 +374,13 @@ impl Deduper {
         self.len() == 0
     }
 
+    /// Bytes of memory held by the stored documents: ids, sites, sketches, posting
+    /// lists and indexes, counted at their allocated capacity (documents removed or
+    /// replaced keep their id and sketch until [`compact`](Self::compact) and a reopen).
+    pub fn memory_bytes(&self) -> usize {
+        self.read().bytes()
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
         self.state.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -259,17 +389,10 @@ impl Deduper {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The document's sketch, site and bucket keys, or why it is rejected.
+    /// The document's sketch and site, or why it is rejected.
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         let (sketch, site) = self.pipeline.sketch_record(doc)?;
-        Ok(self.prepared(sketch, site))
-    }
-
-    fn prepared(&self, sketch: Sketch, site: Option<String>) -> Prepared {
-        let keys = (0..self.passes)
-            .map(|p| self.generator.key(p, &sketch.supershingles))
-            .collect();
-        Prepared { sketch, site, keys }
+        Ok(Prepared { sketch, site })
     }
 
     /// The verdict for `doc` against the stored documents; stores nothing.
@@ -306,7 +429,7 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
-        if let Some(&slot) = st.by_id.get(doc.id.as_str()) {
+        if let Some(slot) = st.slot_of(&doc.id) {
             if st.sketches.get(slot as usize).exact == p.sketch.exact {
                 return Ok(Verdict::New);
             }
@@ -323,13 +446,12 @@ impl Deduper {
     /// log the change (nothing was applied).
     pub fn remove(&self, id: &str) -> Result<bool> {
         let mut st = self.write();
-        let Some(&slot) = st.by_id.get(id) else {
+        let Some(slot) = st.slot_of(id) else {
             return Ok(false);
         };
         if let Some(log) = st.log.as_mut() {
             log.remove(id)?;
         }
-        st.by_id.remove(id);
         self.unstore(&mut st, slot);
         Ok(true)
     }
@@ -341,59 +463,70 @@ impl Deduper {
         Ok(())
     }
 
+    /// Takes the live `slot` out of every table.
     fn unstore(&self, st: &mut State, slot: u32) {
         st.live -= 1;
-        let s = st.sketches.get(slot as usize).to_owned();
-        st.exact.remove(fold_exact(s.exact), slot);
-        for p in 0..self.passes {
-            let key = self.generator.key(p, &s.supershingles);
-            st.postings[p].remove(postings::fold(key), slot);
-        }
+        let h = id_hash(st.id(slot));
+        st.by_id.remove(h, slot);
+        let e = st.sketches.get(slot as usize).exact;
+        st.exact.remove(exact_hash(e), slot);
+        st.postings.remove(slot, &st.sketches);
     }
 
+    /// Stores a document in a new slot (replacing a stored one with the same id).
     fn store(&self, st: &mut State, id: &str, p: Prepared) {
-        if let Some(old) = st.by_id.remove(id) {
+        if let Some(old) = st.slot_of(id) {
             self.unstore(st, old);
         }
-        let slot = st.ids.len() as u32;
-        let id: Arc<str> = Arc::from(id);
-        st.ids.push(id.clone());
-        let site = p.site.map(|name| st.site_names.intern(name));
+        let slot = u32::try_from(st.id_ends.len())
+            .ok()
+            .filter(|&s| s < u32::MAX)
+            .expect("the online deduper holds fewer than 2^32 - 1 slots");
+        st.id_text.push_str(id);
+        st.id_ends.push(st.id_text.len() as u64);
+        let site = p.site.map_or(NO_SITE, |name| st.site_names.intern(name));
         st.sites.push(site);
         st.sketches.push(&p.sketch);
-        st.by_id.insert(id, slot);
-        st.exact.push(fold_exact(p.sketch.exact), slot);
-        for (pass, key) in p.keys.into_iter().enumerate() {
-            st.postings[pass].push(postings::fold(key), slot);
-        }
+        let State {
+            id_text,
+            id_ends,
+            by_id,
+            exact,
+            sketches,
+            postings,
+            ..
+        } = st;
+        by_id.insert(id_hash(id), slot, |s| id_hash(id_at(id_text, id_ends, s)));
+        exact.insert(exact_hash(p.sketch.exact), slot, |s| {
+            exact_hash(sketches.get(s as usize).exact)
+        });
+        postings.push(slot, sketches);
         st.live += 1;
     }
 
     fn verdict(&self, st: &State, p: &Prepared) -> Verdict {
-        let mut cand: Vec<u32> = Vec::new();
-        st.exact
-            .members(fold_exact(p.sketch.exact), usize::MAX, 0, &mut cand);
-        if let Some(first) = cand
-            .iter()
-            .copied()
-            .filter(|&s| st.sketches.get(s as usize).exact == p.sketch.exact)
-            .min()
-        {
+        let e = p.sketch.exact;
+        let mut first: Option<u32> = None;
+        st.exact.candidates(exact_hash(e), |s| {
+            if st.sketches.get(s as usize).exact == e && first.is_none_or(|f| s < f) {
+                first = Some(s);
+            }
+        });
+        if let Some(first) = first {
             return Verdict::Exact {
-                of: st.ids[first as usize].to_string(),
+                of: st.id(first).to_string(),
             };
         }
-        cand.clear();
-        let BucketLimits { max_bucket, window } = self.generator.limits;
-        for (pass, &key) in p.keys.iter().enumerate() {
-            st.postings[pass].members(postings::fold(key), max_bucket, window, &mut cand);
-        }
+        let mut cand: Vec<u32> = Vec::new();
+        st.postings
+            .members(&p.sketch.supershingles, &st.sketches, &mut cand);
         cand.sort_unstable();
         cand.dedup();
         let me = p.sketch.as_ref();
         let site = p.site.as_deref();
         for slot in cand {
-            let other = st.sites[slot as usize].map(|s| st.site_names.name(s));
+            let s = st.sites[slot as usize];
+            let other = (s != NO_SITE).then(|| st.site_names.name(s));
             let class = PairClass::of(other, site);
             let j = self
                 .pipeline
@@ -401,7 +534,7 @@ impl Deduper {
                 .judge(class, st.sketches.get(slot as usize), me);
             if j.near_duplicate {
                 return Verdict::Near {
-                    of: st.ids[slot as usize].to_string(),
+                    of: st.id(slot).to_string(),
                     judgement: j,
                 };
             }
@@ -410,13 +543,7 @@ impl Deduper {
     }
 }
 
-/// The exact fingerprint folded to the 32 bits its lists are keyed by.
-fn fold_exact(exact: u128) -> u32 {
-    postings::fold((exact ^ (exact >> 64)) as u64)
-}
-
 struct Prepared {
     sketch: Sketch,
     site: Option<String>,
-    keys: Vec<u64>,
 }

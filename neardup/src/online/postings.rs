@@ -1,119 +1,186 @@
-//! Posting lists in 24 bytes per distinct key plus 4 bytes per member: a hash map from
-//! a 32-bit key to the list's first and last slot and length, and, per slot, the slot
-//! inserted before it in the same list. Keys are 64-bit bucket keys folded to 32 bits:
-//! two keys that fold alike share a list, which only adds candidates (every candidate
-//! is judged by the rule on its sketches), never loses one.
+//! Posting lists of supershingles: which stored documents have supershingle `v` in
+//! slot `j`?
+//!
+//! Two documents are stage-one candidates when they agree in at least `r` of their `m'`
+//! supershingle slots ([`Supershingles::is_candidate`]). By pigeonhole they then agree
+//! in at least one of the first `m' − r + 1` slots, so only those slots are indexed (5
+//! tables with the paper's 2 of 6): a document's candidates are the stored documents
+//! that share one of these supershingles, and the rule's own candidate test, made on
+//! the sketches, keeps those that agree in `r` slots.
+//!
+//! Each indexed slot is a [`SlotTable`] keyed by the supershingle, which the table does
+//! not store: it is read from the stored sketches. **Big lists:** a list that would grow
+//! past `max_bucket` members leaves its table for a bounded form that keeps its first
+//! member and its last `window` members (the online form of the batch big-bucket rule,
+//! a star around the first member and each member with its neighbours); it stays in
+//! that form, and a removed member simply leaves it (a removed first member is not
+//! replaced). A check then costs at most `1 + window` candidates per big list.
+//!
+//! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use std::collections::HashMap;
+use super::table::SlotTable;
+use crate::candidates::BucketLimits;
+use crate::sketch::hash::mix64;
+use crate::sketch::Sketches;
+use std::collections::{HashMap, VecDeque};
 
-const NIL: u32 = u32::MAX;
-
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    first: u32,
-    last: u32,
-    len: u32,
+/// The hash of supershingle `v` in slot `j`.
+fn key_hash(j: usize, v: u64) -> u64 {
+    mix64(v ^ (j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-/// One pass's posting lists (every slot is in at most one list).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Lists {
-    heads: HashMap<u32, Head>,
-    prev: Vec<u32>,
+/// A list past `max_bucket` members, in its bounded form.
+#[derive(Debug, Clone)]
+struct Big {
+    first: Option<u32>,
+    recent: VecDeque<u32>,
 }
 
-/// A 64-bit key folded to the 32 bits the lists are keyed by.
-pub(super) fn fold(key: u64) -> u32 {
-    (key ^ (key >> 32)) as u32
+/// The posting lists of one indexed slot `j`: small lists in a table, big ones aside.
+#[derive(Debug, Clone, Default)]
+struct SlotLists {
+    table: SlotTable,
+    big: HashMap<u64, Big>,
 }
 
-impl Lists {
-    /// Appends `slot` to the list of `key`.
-    pub(super) fn push(&mut self, key: u32, slot: u32) {
-        let s = slot as usize;
-        if self.prev.len() <= s {
-            self.prev.resize(s + 1, NIL);
+impl SlotLists {
+    fn push(&mut self, j: usize, slot: u32, sk: &Sketches, limits: BucketLimits) {
+        let BucketLimits { max_bucket, window } = limits;
+        let v = sk.supershingles(slot as usize)[j];
+        if let Some(b) = self.big.get_mut(&v) {
+            b.recent.push_back(slot);
+            while b.recent.len() > window {
+                b.recent.pop_front();
+            }
+            return;
         }
-        match self.heads.get_mut(&key) {
-            Some(h) => {
-                self.prev[s] = h.last;
-                h.last = slot;
-                h.len += 1;
+        let h = key_hash(j, v);
+        let mut members = Vec::new();
+        self.table.candidates(h, |s| {
+            if sk.supershingles(s as usize)[j] == v {
+                members.push(s);
             }
-            None => {
-                self.prev[s] = NIL;
-                self.heads.insert(
-                    key,
-                    Head {
-                        first: slot,
-                        last: slot,
-                        len: 1,
-                    },
-                );
+        });
+        if members.len() < max_bucket {
+            self.table
+                .insert(h, slot, |s| key_hash(j, sk.supershingles(s as usize)[j]));
+            return;
+        }
+        // Past the limit: the list leaves the table for its bounded form.
+        members.sort_unstable();
+        for &s in &members {
+            self.table.remove(h, s);
+        }
+        let keep = window.saturating_sub(1).min(members.len());
+        let mut recent: VecDeque<u32> = members[members.len() - keep..].iter().copied().collect();
+        if window > 0 {
+            recent.push_back(slot);
+        }
+        let first = members.first().copied();
+        self.big.insert(v, Big { first, recent });
+    }
+
+    fn remove(&mut self, j: usize, slot: u32, sk: &Sketches) {
+        let v = sk.supershingles(slot as usize)[j];
+        if let Some(b) = self.big.get_mut(&v) {
+            if b.first == Some(slot) {
+                b.first = None;
             }
+            b.recent.retain(|&s| s != slot);
+            return;
+        }
+        self.table.remove(key_hash(j, v), slot);
+    }
+
+    fn members(&self, j: usize, v: u64, sk: &Sketches, out: &mut Vec<u32>) {
+        if let Some(b) = self.big.get(&v) {
+            out.extend(b.first);
+            out.extend(b.recent.iter().copied());
+            return;
+        }
+        self.table.candidates(key_hash(j, v), |s| {
+            if sk.supershingles(s as usize)[j] == v {
+                out.push(s);
+            }
+        });
+    }
+}
+
+/// The posting lists of the indexed supershingle slots.
+#[derive(Debug, Clone)]
+pub(super) struct Postings {
+    slots: Vec<SlotLists>,
+    limits: BucketLimits,
+}
+
+impl Postings {
+    /// Lists over `indexed` slots, sized for `n` documents.
+    pub(super) fn new(indexed: usize, limits: BucketLimits, n: usize) -> Self {
+        Postings {
+            slots: (0..indexed)
+                .map(|_| SlotLists {
+                    table: SlotTable::with_capacity(n),
+                    big: HashMap::new(),
+                })
+                .collect(),
+            limits,
         }
     }
 
-    /// Takes `slot` out of the list of `key` (a walk from the list's end).
-    pub(super) fn remove(&mut self, key: u32, slot: u32) {
-        let Some(h) = self.heads.get_mut(&key) else {
-            return;
-        };
-        if h.last == slot {
-            if h.len == 1 {
-                self.heads.remove(&key);
-            } else {
-                h.last = self.prev[slot as usize];
-                h.len -= 1;
-            }
-        } else {
-            // The member inserted just after `slot`.
-            let mut t = h.last;
-            while t != NIL && self.prev[t as usize] != slot {
-                t = self.prev[t as usize];
-            }
-            if t == NIL {
-                return;
-            }
-            self.prev[t as usize] = self.prev[slot as usize];
-            if h.first == slot {
-                h.first = t;
-            }
-            h.len -= 1;
-        }
-        self.prev[slot as usize] = NIL;
+    /// Bytes held (the big lists' few bytes aside).
+    pub(super) fn bytes(&self) -> usize {
+        self.slots.iter().map(|l| l.table.bytes()).sum()
     }
 
-    /// The members of `key`'s list: all of them when it has at most `max_bucket`, else
-    /// its first member and its last `window` members.
-    pub(super) fn members(&self, key: u32, max_bucket: usize, window: usize, out: &mut Vec<u32>) {
-        let Some(h) = self.heads.get(&key) else {
-            return;
-        };
-        let take = if h.len as usize <= max_bucket {
-            h.len as usize
-        } else {
-            out.push(h.first);
-            window
-        };
-        let mut t = h.last;
-        for _ in 0..take {
-            if t == NIL {
-                break;
-            }
-            out.push(t);
-            t = self.prev[t as usize];
+    /// Appends the stored document `slot` (its sketch already in `sk`) to its lists.
+    pub(super) fn push(&mut self, slot: u32, sk: &Sketches) {
+        for (j, lists) in self.slots.iter_mut().enumerate() {
+            lists.push(j, slot, sk, self.limits);
+        }
+    }
+
+    /// Appends the stored documents `slots` (in this order), each indexed slot's lists
+    /// on a thread of their own: what [`push`](Self::push) for each would give.
+    pub(super) fn push_all(&mut self, slots: std::ops::Range<u32>, sk: &Sketches) {
+        use rayon::prelude::*;
+        let limits = self.limits;
+        self.slots
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(j, lists)| {
+                for slot in slots.clone() {
+                    lists.push(j, slot, sk, limits);
+                }
+            });
+    }
+
+    /// Takes the stored document `slot` (its sketch still in `sk`) out of its lists.
+    pub(super) fn remove(&mut self, slot: u32, sk: &Sketches) {
+        for (j, lists) in self.slots.iter_mut().enumerate() {
+            lists.remove(j, slot, sk);
+        }
+    }
+
+    /// Adds to `out` the stored documents that share an indexed supershingle with `ss`
+    /// (within the big-list rule); a document may come more than once.
+    pub(super) fn members(&self, ss: &[u64], sk: &Sketches, out: &mut Vec<u32>) {
+        for (j, lists) in self.slots.iter().enumerate() {
+            lists.members(j, ss[j], sk, out);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Lists;
+    use super::Postings;
+    use crate::candidates::BucketLimits;
+    use crate::sketch::{Sketch, SketchConfig, Sketches};
 
-    /// The lists against vectors, through random pushes and removals.
+    /// The lists against a model (vectors of members per slot and value, with the
+    /// big-list rule written out), through random pushes and removals; few distinct
+    /// supershingles, so that lists grow past the limit.
     #[test]
-    fn lists_equal_vectors() {
+    fn lists_equal_a_model() {
         let mut state = 7u64;
         let mut rnd = |n: u64| {
             state = state
@@ -121,38 +188,147 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (state >> 33) % n
         };
-        let mut lists = Lists::default();
-        let mut want: Vec<Vec<u32>> = vec![Vec::new(); 5];
-        let mut key_of = Vec::new();
-        for slot in 0..3000u32 {
-            let k = rnd(5) as u32;
-            lists.push(k, slot);
-            want[k as usize].push(slot);
-            key_of.push(k);
-            if rnd(3) == 0 {
-                let victim = rnd(slot as u64 + 1) as u32;
-                let k = key_of[victim as usize];
-                if let Some(i) = want[k as usize].iter().position(|&x| x == victim) {
-                    want[k as usize].remove(i);
-                    lists.remove(k, victim);
+        let cfg = SketchConfig::default();
+        let m = cfg.supershingles;
+        let mut sk = Sketches::new(&cfg);
+        let limits = BucketLimits {
+            max_bucket: 40,
+            window: 3,
+        };
+        let indexed = m - 1;
+        let mut p = Postings::new(indexed, limits, 0);
+        // Model: per (slot, value), members in insertion order, and whether the list
+        // went big (then: first member, last `window` members).
+        type Model =
+            std::collections::HashMap<(usize, u64), (Vec<u32>, Option<(Option<u32>, Vec<u32>)>)>;
+        let mut model: Model = Default::default();
+        let mut live = Vec::new();
+        for slot in 0..4000u32 {
+            let s = Sketch {
+                supershingles: (0..m).map(|_| rnd(60)).collect(),
+                charikar: vec![0; cfg.charikar_bits / 64],
+                simhash: 0,
+                exact: 0,
+                terms: 1,
+                pugh: Vec::new(),
+            };
+            sk.push(&s);
+            p.push(slot, &sk);
+            live.push(true);
+            for j in 0..indexed {
+                let e = model.entry((j, s.supershingles[j])).or_default();
+                match &mut e.1 {
+                    Some((_, recent)) => {
+                        recent.push(slot);
+                        if recent.len() > limits.window {
+                            recent.remove(0);
+                        }
+                    }
+                    None if e.0.len() >= limits.max_bucket => {
+                        let mut recent: Vec<u32> =
+                            e.0.iter()
+                                .rev()
+                                .take(limits.window - 1)
+                                .rev()
+                                .copied()
+                                .collect();
+                        recent.push(slot);
+                        e.1 = Some((e.0.first().copied(), recent));
+                    }
+                    None => e.0.push(slot),
                 }
             }
-            if slot % 97 == 0 {
-                for k in 0..5u32 {
-                    let mut got = Vec::new();
-                    lists.members(k, usize::MAX, 0, &mut got);
-                    got.reverse();
-                    assert_eq!(got, want[k as usize], "key {k} after slot {slot}");
-                    let w = &want[k as usize];
-                    if w.len() > 10 {
-                        let mut big = Vec::new();
-                        lists.members(k, 10, 3, &mut big);
-                        let mut expect = vec![w[0]];
-                        expect.extend(w.iter().rev().take(3));
-                        assert_eq!(big, expect);
+            if rnd(4) == 0 {
+                let victim = rnd(slot as u64 + 1) as u32;
+                if live[victim as usize] {
+                    live[victim as usize] = false;
+                    p.remove(victim, &sk);
+                    for j in 0..indexed {
+                        let e = model
+                            .get_mut(&(j, sk.supershingles(victim as usize)[j]))
+                            .unwrap();
+                        match &mut e.1 {
+                            Some((first, recent)) => {
+                                if *first == Some(victim) {
+                                    *first = None;
+                                }
+                                recent.retain(|&x| x != victim);
+                            }
+                            None => e.0.retain(|&x| x != victim),
+                        }
                     }
                 }
             }
+            if slot % 53 == 0 {
+                let probe: Vec<u64> = (0..m).map(|_| rnd(60)).collect();
+                let mut got = Vec::new();
+                p.members(&probe, &sk, &mut got);
+                let mut want: Vec<u32> = Vec::new();
+                for j in 0..indexed {
+                    if let Some(e) = model.get(&(j, probe[j])) {
+                        match &e.1 {
+                            Some((first, recent)) => {
+                                want.extend(first);
+                                want.extend(recent);
+                            }
+                            None => want.extend(&e.0),
+                        }
+                    }
+                }
+                got.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(got, want, "after slot {slot}");
+            }
+        }
+        assert!(
+            model.values().any(|e| e.1.is_some()),
+            "no list went past the limit: the big-list rule was not exercised"
+        );
+    }
+
+    /// Lists built in bulk, a thread per indexed slot, equal lists built one push at a
+    /// time, big lists included.
+    #[test]
+    fn bulk_building_equals_pushing() {
+        let cfg = SketchConfig::default();
+        let m = cfg.supershingles;
+        let mut sk = Sketches::new(&cfg);
+        let mut state = 3u64;
+        for _ in 0..3000 {
+            let ss = (0..m)
+                .map(|_| {
+                    state = crate::sketch::hash::mix64(state.wrapping_add(1));
+                    state % 40
+                })
+                .collect();
+            sk.push(&Sketch {
+                supershingles: ss,
+                charikar: vec![0; cfg.charikar_bits / 64],
+                simhash: 0,
+                exact: 0,
+                terms: 1,
+                pugh: Vec::new(),
+            });
+        }
+        let limits = BucketLimits {
+            max_bucket: 50,
+            window: 4,
+        };
+        let mut one = Postings::new(m, limits, 0);
+        for slot in 0..3000 {
+            one.push(slot, &sk);
+        }
+        let mut bulk = Postings::new(m, limits, 3000);
+        bulk.push_all(0..3000, &sk);
+        for v in 0..40u64 {
+            let probe = vec![v; m];
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            one.members(&probe, &sk, &mut a);
+            bulk.members(&probe, &sk, &mut b);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert!(!a.is_empty());
+            assert_eq!(a, b, "value {v}");
         }
     }
 }

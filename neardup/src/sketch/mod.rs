@@ -327,6 +327,16 @@ impl Sketches {
         self.terms.is_empty()
     }
 
+    /// Bytes held by the columns, at their allocated capacity.
+    pub fn heap_bytes(&self) -> usize {
+        8 * (self.supershingles.capacity()
+            + self.charikar.capacity()
+            + self.simhash.capacity()
+            + self.pugh.capacity())
+            + 16 * self.exact.capacity()
+            + 4 * self.terms.capacity()
+    }
+
     /// Appends a sketch; it must come from the same settings.
     pub fn push(&mut self, s: &Sketch) {
         debug_assert_eq!(s.supershingles.len(), self.ss);
