@@ -264,8 +264,8 @@ mod tests {
                 let mut got = Vec::new();
                 p.members(&probe, &sk, &mut got);
                 let mut want: Vec<u32> = Vec::new();
-                for j in 0..indexed {
-                    if let Some(e) = model.get(&(j, probe[j])) {
+                for (j, &v) in probe.iter().enumerate().take(indexed) {
+                    if let Some(e) = model.get(&(j, v)) {
                         match &e.1 {
                             Some((first, recent)) => {
                                 want.extend(first);
