@@ -278,3 +278,25 @@ fn a_snapshot_with_an_id_twice_is_refused() {
     let err = Deduper::open(&path, p, neardup::online::SyncPolicy::Always).unwrap_err();
     assert!(err.to_string().contains("\"dup\" twice"), "{err}");
 }
+
+/// What a deduper says it holds: at least each stored document's 124-byte sketch, and
+/// far below the 692 bytes of the hash-map layout it replaced (vectors are counted at
+/// their capacity, so up to twice what is used).
+#[test]
+fn memory_grows_by_about_two_hundred_bytes_per_document() {
+    let p = pipeline(false);
+    let d = Deduper::new(p).unwrap();
+    let mut docs = Vec::new();
+    for seed in 0..8 {
+        docs.extend(corpus(100 + seed).into_iter().map(|mut x| {
+            x.id = format!("{seed}/{}", x.id);
+            x
+        }));
+    }
+    for doc in &docs {
+        d.insert(doc).unwrap();
+    }
+    let (n, bytes) = (d.len(), d.memory_bytes());
+    assert!(n > 1000, "{n}");
+    assert!(bytes >= 124 * n && bytes <= 450 * n, "{bytes} bytes for {n} documents");
+}

@@ -167,4 +167,10 @@ impl Deduper {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+
+    /// Bytes of memory held by the stored documents (ids, sites, sketches, posting
+    /// lists and indexes, counted at their allocated capacity).
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
 }

@@ -28,6 +28,9 @@ def test_deduper_gives_the_verdicts_of_neardup_stream(cli, corpus, tmp_path):
     assert [(g["id"], g["verdict"], g["of"]) for g in got] == [(w["id"], w["verdict"], w["of"]) for w in want]
     assert len(d) == sum(1 for w in want if w["verdict"] == "new")
     assert {"near", "exact", "new"} <= {w["verdict"] for w in want}
+    # At least the 124-byte sketch of each stored document, and far from the 692 bytes
+    # of the hash-map layout it replaced (vectors count at their capacity).
+    assert 124 * len(d) <= d.memory_bytes() <= 450 * len(d)
     # The recall preset with the Henzinger strategy, like the CLI's flags.
     want = stream_cli(cli, [json.dumps(r) for r in rows], ["--preset", "recall", "--strategy", "henzinger"])
     d = neardup.Deduper("recall", strategy="henzinger")

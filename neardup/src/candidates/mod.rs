@@ -74,8 +74,9 @@ pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
     /// pairwise verdict ([`crate::verify::Rule::judge`]) asks this.
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool;
 
-    /// This generator as Broder's supershingles, when it is: what needs its bucket keys
-    /// (the online deduper's postings, the distributed jobs' buckets) asks this.
+    /// This generator as Broder's supershingles, when it is: what needs its settings
+    /// (the online deduper's postings of supershingles, the distributed jobs' buckets)
+    /// asks this.
     fn as_supershingles(&self) -> Option<&Supershingles> {
         None
     }

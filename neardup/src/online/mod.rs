@@ -101,6 +101,17 @@ impl Verdict {
 /// No site.
 const NO_SITE: u32 = u32::MAX;
 
+/// Slots a deduper can hold (documents stored so far, removed and replaced ones
+/// included until the state is compacted and reopened).
+const MAX_SLOTS: usize = u32::MAX as usize;
+
+fn too_many(n: usize) -> Error {
+    Error::Config(format!(
+        "the online deduper holds at most {MAX_SLOTS} documents (stored, removed and \
+         replaced ones until compaction and a reopen); it has {n}"
+    ))
+}
+
 /// The stored documents: sketches by slot, postings, exact fingerprints. Slots are
 /// numbered in insertion order; the slot of a removed or replaced document keeps its id
 /// and sketch, but no table points to it any more.
@@ -258,9 +269,10 @@ impl Deduper {
             drop(snap.ids);
             st.sketches = snap.sketches;
             st.postings = postings::Postings::new(d.indexed, d.generator.limits, total);
-            let slots = 0..u32::try_from(n).map_err(|_| {
-                Error::Config("the online deduper holds fewer than 2^32 - 1 documents".into())
-            })?;
+            if total > MAX_SLOTS {
+                return Err(too_many(total));
+            }
+            let slots = 0..n as u32;
             let State {
                 id_text,
                 id_ends,
@@ -457,6 +469,10 @@ impl Deduper {
     }
 
     fn log_insert(&self, st: &mut State, id: &str, p: &Prepared) -> Result<()> {
+        // Checked before anything is logged, so that what is logged can be stored.
+        if st.id_ends.len() >= MAX_SLOTS {
+            return Err(too_many(st.id_ends.len()));
+        }
         if let Some(log) = st.log.as_mut() {
             log.insert(id, p.site.as_deref(), p.sketch.as_ref())?;
         }
@@ -478,10 +494,8 @@ impl Deduper {
         if let Some(old) = st.slot_of(id) {
             self.unstore(st, old);
         }
-        let slot = u32::try_from(st.id_ends.len())
-            .ok()
-            .filter(|&s| s < u32::MAX)
-            .expect("the online deduper holds fewer than 2^32 - 1 slots");
+        // Fewer than `MAX_SLOTS` (checked by `log_insert` and `open`).
+        let slot = st.id_ends.len() as u32;
         st.id_text.push_str(id);
         st.id_ends.push(st.id_text.len() as u64);
         let site = p.site.map_or(NO_SITE, |name| st.site_names.intern(name));
