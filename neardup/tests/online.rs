@@ -298,5 +298,8 @@ fn memory_grows_by_about_two_hundred_bytes_per_document() {
     }
     let (n, bytes) = (d.len(), d.memory_bytes());
     assert!(n > 1000, "{n}");
-    assert!(bytes >= 124 * n && bytes <= 450 * n, "{bytes} bytes for {n} documents");
+    assert!(
+        bytes >= 124 * n && bytes <= 450 * n,
+        "{bytes} bytes for {n} documents"
+    );
 }
