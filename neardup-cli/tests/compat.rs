@@ -151,3 +151,55 @@ fn index_v1_answers_as_stored_and_rewrites_byte_for_byte() {
         std::fs::read(fixture("v1.index")).unwrap()
     );
 }
+
+/// A deduper state whose log is version 1 (one system call per entry; made by
+/// `neardup stream --state v1.state < corpus.jsonl`): every record is stored with the
+/// sketch this build computes (a copy under another id is its exact duplicate, the
+/// record itself is its own), and appending to it first marks the log version 2.
+#[test]
+fn deduper_state_with_a_v1_log_opens_with_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    for f in ["snapshot.0", "log.0"] {
+        std::fs::copy(fixture("v1.state").join(f), state.join(f)).unwrap();
+    }
+    let log = std::fs::read(state.join("log.0")).unwrap();
+    assert_eq!(
+        &log[8..12],
+        &1u32.to_le_bytes(),
+        "the fixture is a version 1 log"
+    );
+    let docs = corpus();
+    let p = Pipeline::builder().build().unwrap();
+    let d = neardup::Deduper::open(&state, p, Default::default()).unwrap();
+    assert_eq!(d.len(), docs.len());
+    for doc in &docs {
+        assert_eq!(
+            d.check(doc),
+            neardup::Verdict::Exact { of: doc.id.clone() },
+            "record {}",
+            doc.id
+        );
+        let mut copy = doc.clone();
+        copy.id = format!("copy-of-{}", doc.id);
+        assert_eq!(
+            d.check_and_insert(&copy).unwrap(),
+            neardup::Verdict::Exact { of: doc.id.clone() }
+        );
+    }
+    let log = std::fs::read(state.join("log.0")).unwrap();
+    assert_eq!(
+        &log[8..12],
+        &2u32.to_le_bytes(),
+        "opened for appending: version 2"
+    );
+    drop(d);
+    let d = neardup::Deduper::open(
+        &state,
+        Pipeline::builder().build().unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(d.len(), docs.len());
+}

@@ -56,8 +56,10 @@
 //! * Min-hash values are 32-bit; sketches made with different settings or seeds are
 //!   incomparable ([`SketchConfig::fingerprint`] identifies settings).
 //! * HTML support is a fast tolerant scanner, not an HTML5 parser: see [`sketch::tokenize`].
-//! * The only `unsafe` code is the runtime dispatch to AVX-512/AVX2 in the private `sketch::simd`; every
-//!   path computes bit-identical results.
+//! * `unsafe` code is in three private places: the runtime dispatch to AVX-512/AVX2 in
+//!   `sketch::simd` (every path computes bit-identical results), a cache prefetch in
+//!   `online::table`, and the memory mapping of the online deduper's log in
+//!   `online::append`.
 //!
 //! ## Bibliography
 //!

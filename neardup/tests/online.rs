@@ -247,6 +247,34 @@ fn state_survives_reopening_torn_tails_and_compaction() {
     assert!(Deduper::open(&path, other.build().unwrap(), Default::default()).is_err());
 }
 
+/// A process that dies while writing leaves its log's zeroed end (the log is grown
+/// ahead of its content): reopening keeps every entry before it and cuts it off.
+#[test]
+fn a_zeroed_log_end_is_cut_off_on_opening() {
+    let docs = corpus(4);
+    let p = pipeline(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state");
+    let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Never).unwrap();
+    for x in &docs {
+        d.check_and_insert(x).unwrap();
+    }
+    let stored = d.len();
+    drop(d);
+    let log = path.join("log.0");
+    let whole = std::fs::read(&log).unwrap();
+    assert_eq!(&whole[8..12], &2u32.to_le_bytes());
+    let mut zeroed = whole.clone();
+    zeroed.resize(whole.len() + (1 << 20), 0);
+    std::fs::write(&log, &zeroed).unwrap();
+    let d = Deduper::open(&path, p, neardup::online::SyncPolicy::Never).unwrap();
+    assert_eq!(d.len(), stored);
+    assert_eq!(std::fs::read(&log).unwrap(), whole, "the zeros are cut off");
+    for x in &docs {
+        assert_ne!(d.check(x), Verdict::New, "{} is stored", x.id);
+    }
+}
+
 /// A snapshot that holds an id twice (no compaction writes one) is refused with an
 /// error naming the id, not opened with two live copies.
 #[test]

@@ -35,6 +35,7 @@
 //! [`Deduper::check_and_insert`] is atomic: the check and the insert happen under one
 //! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
 
+mod append;
 mod postings;
 mod state;
 mod table;
@@ -156,6 +157,13 @@ impl State {
     }
 
     /// The live slot of `id`.
+    /// Asks for the cells a check of `id` and `p` reads first (a hint).
+    fn prefetch(&self, id: &str, p: &Prepared) {
+        self.by_id.prefetch(id_hash(id));
+        self.exact.prefetch(exact_hash(p.sketch.exact));
+        self.postings.prefetch(&p.sketch.supershingles);
+    }
+
     fn slot_of(&self, id: &str) -> Option<u32> {
         let mut found = None;
         self.by_id.candidates(id_hash(id), |s| {
@@ -411,7 +419,11 @@ impl Deduper {
     pub fn check(&self, doc: &Document) -> Verdict {
         match self.prepare(doc) {
             Err(reason) => Verdict::Rejected { reason },
-            Ok(p) => self.verdict(&self.read(), &p),
+            Ok(p) => {
+                let st = self.read();
+                st.prefetch(&doc.id, &p);
+                self.verdict(&st, &p)
+            }
         }
     }
 
@@ -441,6 +453,7 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
+        st.prefetch(&doc.id, &p);
         if let Some(slot) = st.slot_of(&doc.id) {
             if st.sketches.get(slot as usize).exact == p.sketch.exact {
                 return Ok(Verdict::New);

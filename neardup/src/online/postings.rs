@@ -55,18 +55,19 @@ impl SlotLists {
             return;
         }
         let h = key_hash(j, v);
-        let mut members = Vec::new();
-        self.table.candidates(h, |s| {
-            if sk.supershingles(s as usize)[j] == v {
-                members.push(s);
-            }
-        });
-        if members.len() < max_bucket {
-            self.table
-                .insert(h, slot, |s| key_hash(j, sk.supershingles(s as usize)[j]));
+        let same = |s: u32| sk.supershingles(s as usize)[j] == v;
+        if self.table.insert_below(h, slot, max_bucket, same, |s| {
+            key_hash(j, sk.supershingles(s as usize)[j])
+        }) {
             return;
         }
         // Past the limit: the list leaves the table for its bounded form.
+        let mut members = Vec::new();
+        self.table.candidates(h, |s| {
+            if same(s) {
+                members.push(s);
+            }
+        });
         members.sort_unstable();
         for &s in &members {
             self.table.remove(h, s);
@@ -158,6 +159,14 @@ impl Postings {
     pub(super) fn remove(&mut self, slot: u32, sk: &Sketches) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
             lists.remove(j, slot, sk);
+        }
+    }
+
+    /// Asks for the home cells of the lists of `ss` ahead of their use (a hint).
+    #[inline]
+    pub(super) fn prefetch(&self, ss: &[u64]) {
+        for (j, lists) in self.slots.iter().enumerate() {
+            lists.table.prefetch(key_hash(j, ss[j]));
         }
     }
 

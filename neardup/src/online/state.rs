@@ -4,15 +4,19 @@
 //! ```text
 //! DIR/snapshot.G   the stored documents (id, site, sketch) in insertion order: a sketch
 //!                  file (crate::persist::sketches, version 3), written atomically
-//! DIR/log.G        the changes since: "NDDEDLOG", version u32, then entries
+//! DIR/log.G        the changes since: "NDDEDLOG", version u32 (2), then entries
 //!                  len u32, crc32 u32 of the payload, payload:
 //!                  1 u8 + a sketch-file record (insert; an id already stored is replaced)
 //!                  2 u8 + id_len u32 + id (remove)
+//!                  then, after a crash, zeros (the file's unused end)
 //! ```
 //!
 //! `G` is the generation. Opening a directory loads the highest snapshot and replays its
 //! log; an entry cut short or failing its checksum ends the log there (a torn tail: the
-//! file is truncated to the last whole entry, never half-applied). [`super::Deduper::compact`]
+//! file is truncated to the last whole entry, never half-applied), and so does a zero
+//! length (the log is written through a memory mapping, [`super::append`], which grows
+//! the file with zeros ahead of its content). Version 1 logs (written with one system
+//! call per entry, never with a zeroed end) are read the same way. [`super::Deduper::compact`]
 //! writes `snapshot.G+1` atomically (the commit point), starts `log.G+1` and deletes
 //! generation `G`; a crash anywhere in between leaves a directory that opens to the same
 //! state. Opening also removes files of older generations.
@@ -25,17 +29,19 @@
 //! [`SyncPolicy::Every`], and whatever the system had not written under
 //! [`SyncPolicy::Never`].
 
+use super::append::Appender;
 use crate::error::{Error, Result};
 use crate::persist::container::Cursor;
 use crate::persist::sketches::{decode_record, encode_record, SavedSketches};
 use crate::sketch::{Sketch, SketchConfig, SketchRef};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 const LOG_MAGIC: &[u8; 8] = b"NDDEDLOG";
-const LOG_VERSION: u32 = 1;
+/// Version 2: the log may end in zeros. Version 1 (read too): it never did.
+const LOG_VERSION: u32 = 2;
 const INSERT: u8 = 1;
 const REMOVE: u8 = 2;
 
@@ -75,7 +81,7 @@ pub(crate) enum Entry {
 pub(crate) struct Log {
     dir: PathBuf,
     generation: u64,
-    file: File,
+    out: Appender,
     policy: SyncPolicy,
     unsynced: u32,
     last_sync: Instant,
@@ -148,7 +154,20 @@ pub(crate) fn open(
     }
     let path = log_path(dir, g);
     let entries = if path.exists() {
-        replay(&path, config)?
+        let (entries, version) = replay(&path, config)?;
+        if version != LOG_VERSION {
+            // What is appended now may end in zeros after a crash: say so, so that a
+            // build that reads version 1 only refuses the file rather than misreads it.
+            let mut f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::io(&path, e))?;
+            f.seek(SeekFrom::Start(8))
+                .and_then(|_| f.write_all(&LOG_VERSION.to_le_bytes()))
+                .and_then(|_| f.sync_all())
+                .map_err(|e| Error::io(&path, e))?;
+        }
+        entries
     } else {
         let mut f = File::create(&path).map_err(|e| Error::io(&path, e))?;
         f.write_all(LOG_MAGIC).map_err(|e| Error::io(&path, e))?;
@@ -165,17 +184,14 @@ pub(crate) fn open(
             std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
         }
     }
-    let file = OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+    let out = Appender::open(&path)?;
     Ok((
         snap,
         entries,
         Log {
             dir: dir.to_path_buf(),
             generation: g,
-            file,
+            out,
             policy,
             unsynced: 0,
             last_sync: Instant::now(),
@@ -184,8 +200,9 @@ pub(crate) fn open(
     ))
 }
 
-/// The whole entries of a log; the file is truncated after the last one.
-fn replay(path: &Path, config: &SketchConfig) -> Result<Vec<Entry>> {
+/// The whole entries of a log and its version; the file is truncated after the last
+/// whole entry.
+fn replay(path: &Path, config: &SketchConfig) -> Result<(Vec<Entry>, u32)> {
     let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
@@ -195,9 +212,9 @@ fn replay(path: &Path, config: &SketchConfig) -> Result<Vec<Entry>> {
         return Err(corrupt("not a neardup deduper log".into()));
     }
     let version = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-    if version != LOG_VERSION {
+    if version != 1 && version != LOG_VERSION {
         return Err(corrupt(format!(
-            "unsupported log version {version} (this build reads {LOG_VERSION})"
+            "unsupported log version {version} (this build reads 1 and {LOG_VERSION})"
         )));
     }
     let mut at = 12usize;
@@ -205,6 +222,10 @@ fn replay(path: &Path, config: &SketchConfig) -> Result<Vec<Entry>> {
     while let Some(head) = data.get(at..at + 8) {
         let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        if len == 0 {
+            // The zeroed end of a log that was being written when the process died.
+            break;
+        }
         let Some(payload) = data.get(at + 8..at + 8 + len) else {
             break;
         };
@@ -227,7 +248,7 @@ fn replay(path: &Path, config: &SketchConfig) -> Result<Vec<Entry>> {
         f.set_len(at as u64).map_err(|e| Error::io(path, e))?;
         f.sync_all().map_err(|e| Error::io(path, e))?;
     }
-    Ok(out)
+    Ok((out, version))
 }
 
 fn parse_entry(payload: &[u8], config: &SketchConfig, i: u64) -> Result<Entry> {
@@ -278,11 +299,8 @@ impl Log {
         let crc = crc32fast::hash(&self.buf[8..]);
         self.buf[..4].copy_from_slice(&len.to_le_bytes());
         self.buf[4..8].copy_from_slice(&crc.to_le_bytes());
-        let path = log_path(&self.dir, self.generation);
-        // One write per entry: a crash leaves a whole entry or a torn tail.
-        self.file
-            .write_all(&self.buf)
-            .map_err(|e| Error::io(&path, e))?;
+        // A killed process leaves a whole entry or a torn tail (cut off on opening).
+        self.out.append(&self.buf)?;
         self.unsynced += 1;
         let due = match self.policy {
             SyncPolicy::Always => true,
@@ -299,8 +317,7 @@ impl Log {
 
     /// Flushes the log to the disk.
     pub(crate) fn sync(&mut self) -> Result<()> {
-        let path = log_path(&self.dir, self.generation);
-        self.file.sync_data().map_err(|e| Error::io(&path, e))?;
+        self.out.sync()?;
         self.unsynced = 0;
         self.last_sync = Instant::now();
         Ok(())
@@ -318,10 +335,7 @@ impl Log {
         f.write_all(&LOG_VERSION.to_le_bytes())
             .map_err(|e| Error::io(&path, e))?;
         f.sync_all().map_err(|e| Error::io(&path, e))?;
-        self.file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        self.out = Appender::open(&path)?;
         for old in [
             snapshot_path(&self.dir, self.generation),
             log_path(&self.dir, self.generation),
