@@ -21,10 +21,16 @@
 //! of the batch big-bucket rule (a star around the first member, each member with its
 //! neighbours). A list keeps that form once it has it; a removed member leaves it.
 //!
-//! **Memory.** Nothing is stored twice: the ids back to back in one string, the sketches
-//! in the column store, and the posting lists, the exact fingerprints and the ids'
-//! index as tables of slots that hold no keys (the key is read from the stored
-//! document): about 7 bytes per entry, 7 entries per document with the paper preset.
+//! **Memory.** Nothing is stored twice: the ids back to back in one string (4 bytes
+//! beside each, `ids`), the sketches in the column store, and the posting lists, the
+//! exact fingerprints and the ids' index as tables of slots that hold no keys (the key
+//! is read from the stored document): about 7 bytes per entry, 7 entries per document
+//! with the paper preset.
+//!
+//! **Durable state** ([`Deduper::open`]): a snapshot and a checksummed log (`state`),
+//! the log written through a memory-mapped window (`append`): an entry is in the
+//! system's page cache before the change is applied or answered, without a system call
+//! per entry.
 //!
 //! **Semantics beside batch `dedup`.** Online, each document is compared with every
 //! stored document (the kept ones, with [`Deduper::check_and_insert`]); there is no
@@ -36,6 +42,7 @@
 //! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
 
 mod append;
+mod ids;
 mod postings;
 mod state;
 mod table;
@@ -104,7 +111,7 @@ const NO_SITE: u32 = u32::MAX;
 
 /// Slots a deduper can hold (documents stored so far, removed and replaced ones
 /// included until the state is compacted and reopened).
-const MAX_SLOTS: usize = u32::MAX as usize;
+const MAX_SLOTS: usize = 1 << table::MAX_SLOT_BITS;
 
 fn too_many(n: usize) -> Error {
     Error::Config(format!(
@@ -113,14 +120,19 @@ fn too_many(n: usize) -> Error {
     ))
 }
 
+fn too_long_id(n: usize) -> Error {
+    Error::Config(format!(
+        "the online deduper stores ids of at most {} bytes; this one has {n}",
+        u32::MAX
+    ))
+}
+
 /// The stored documents: sketches by slot, postings, exact fingerprints. Slots are
 /// numbered in insertion order; the slot of a removed or replaced document keeps its id
 /// and sketch, but no table points to it any more.
 struct State {
-    /// The ids of all slots, back to back.
-    id_text: String,
-    /// Where each slot's id ends in `id_text`.
-    id_ends: Vec<u64>,
+    /// The ids of all slots.
+    ids: ids::Ids,
     /// Site (interned) by slot, or [`NO_SITE`].
     sites: Vec<u32>,
     site_names: SiteNames,
@@ -144,16 +156,9 @@ fn exact_hash(exact: u128) -> u64 {
     mix64(exact as u64 ^ mix64((exact >> 64) as u64))
 }
 
-/// The id of `slot` in `text` cut at `ends`.
-fn id_at<'a>(text: &'a str, ends: &[u64], slot: u32) -> &'a str {
-    let s = slot as usize;
-    let start = if s == 0 { 0 } else { ends[s - 1] as usize };
-    &text[start..ends[s] as usize]
-}
-
 impl State {
     fn id(&self, slot: u32) -> &str {
-        id_at(&self.id_text, &self.id_ends, slot)
+        self.ids.get(slot)
     }
 
     /// The live slot of `id`.
@@ -176,8 +181,7 @@ impl State {
 
     /// Bytes held by the stored documents (vectors at their capacity).
     fn bytes(&self) -> usize {
-        self.id_text.capacity()
-            + 8 * self.id_ends.capacity()
+        self.ids.bytes()
             + 4 * self.sites.capacity()
             + self.sketches.heap_bytes()
             + self.by_id.bytes()
@@ -236,8 +240,7 @@ impl Deduper {
             generator,
             indexed,
             state: RwLock::new(State {
-                id_text: String::new(),
-                id_ends: Vec::new(),
+                ids: ids::Ids::default(),
                 sites: Vec::new(),
                 site_names: SiteNames::default(),
                 sketches,
@@ -266,11 +269,13 @@ impl Deduper {
             // restored, each on a thread of its own.
             let n = snap.ids.len();
             let total = n + entries.len();
-            st.id_ends.reserve(total);
+            st.ids.reserve(total);
             st.sites.reserve(total);
             for (id, site) in snap.ids.iter().zip(snap.sites) {
-                st.id_text.push_str(id);
-                st.id_ends.push(st.id_text.len() as u64);
+                if id.len() > st.ids.max_len() {
+                    return Err(too_long_id(id.len()));
+                }
+                st.ids.push(id);
                 st.sites
                     .push(site.map_or(NO_SITE, |name| st.site_names.intern(name)));
             }
@@ -282,8 +287,7 @@ impl Deduper {
             }
             let slots = 0..n as u32;
             let State {
-                id_text,
-                id_ends,
+                ids,
                 sketches,
                 postings,
                 ..
@@ -291,7 +295,7 @@ impl Deduper {
             let (ids, exact) = rayon::join(
                 || -> Result<SlotTable> {
                     let mut t = SlotTable::with_capacity(total);
-                    let id = |s: u32| id_at(id_text, id_ends, s);
+                    let id = |s: u32| ids.get(s);
                     for slot in slots.clone() {
                         let h = id_hash(id(slot));
                         let mut twice = false;
@@ -354,7 +358,7 @@ impl Deduper {
             sites: Vec::with_capacity(st.live),
             sketches: Sketches::new(cfg),
         };
-        for slot in 0..st.id_ends.len() as u32 {
+        for slot in 0..st.ids.len() as u32 {
             let id = st.id(slot);
             if st.slot_of(id) == Some(slot) {
                 snap.ids.push(id.to_string());
@@ -483,8 +487,11 @@ impl Deduper {
 
     fn log_insert(&self, st: &mut State, id: &str, p: &Prepared) -> Result<()> {
         // Checked before anything is logged, so that what is logged can be stored.
-        if st.id_ends.len() >= MAX_SLOTS {
-            return Err(too_many(st.id_ends.len()));
+        if st.ids.len() >= MAX_SLOTS {
+            return Err(too_many(st.ids.len()));
+        }
+        if id.len() > st.ids.max_len() {
+            return Err(too_long_id(id.len()));
         }
         if let Some(log) = st.log.as_mut() {
             log.insert(id, p.site.as_deref(), p.sketch.as_ref())?;
@@ -508,22 +515,20 @@ impl Deduper {
             self.unstore(st, old);
         }
         // Fewer than `MAX_SLOTS` (checked by `log_insert` and `open`).
-        let slot = st.id_ends.len() as u32;
-        st.id_text.push_str(id);
-        st.id_ends.push(st.id_text.len() as u64);
+        let slot = st.ids.len() as u32;
+        st.ids.push(id);
         let site = p.site.map_or(NO_SITE, |name| st.site_names.intern(name));
         st.sites.push(site);
         st.sketches.push(&p.sketch);
         let State {
-            id_text,
-            id_ends,
+            ids,
             by_id,
             exact,
             sketches,
             postings,
             ..
         } = st;
-        by_id.insert(id_hash(id), slot, |s| id_hash(id_at(id_text, id_ends, s)));
+        by_id.insert(id_hash(id), slot, |s| id_hash(ids.get(s)));
         exact.insert(exact_hash(p.sketch.exact), slot, |s| {
             exact_hash(sketches.get(s as usize).exact)
         });

@@ -1,32 +1,48 @@
-//! An open-addressing table of stored slots that holds no keys: 5 bytes per cell (a
-//! 32-bit slot and an 8-bit tag of the key's hash), so an entry costs about 7 bytes at
-//! the table's average load. The key of an entry lives with the stored document (its
-//! id, exact fingerprint or supershingle), so the caller decides equality: lookups
-//! visit the slots whose tag matches, and a tag mismatch (253 in 254 of the other keys)
+//! An open-addressing table of stored slots that holds no keys: 4 bytes per cell, a
+//! slot in the low `slot_bits` bits and a tag of the key's hash in the others, so an
+//! entry costs about 6 bytes at the table's average load. The key of an entry lives
+//! with the stored document (its id, exact fingerprint or supershingle), so the caller
+//! decides equality: lookups visit the slots whose tag matches, and a tag mismatch
 //! costs no look at the document.
+//!
+//! The slot width starts at 24 bits (8-bit tags: 254 in 255 of the other keys are told
+//! apart by the tag alone) and grows with the slots stored, a bit at a time (each bit
+//! taken from the tag, so from 16.8 M slots on more tag matches need a look at the
+//! document), up to [`MAX_SLOT_BITS`]. The cell 0 is empty and 1 a tombstone (tag 0
+//! marks neither as live).
 //!
 //! Linear probing over cells `0..cap` from `hash × cap / 2⁶⁴`; several slots may share
 //! a key (a posting list is the set of its matching slots). Removed cells become
 //! tombstones; the table is rebuilt at 7/12 load when live cells and tombstones reach
 //! 7/8 of it, so a run of occupied cells always ends and memory stays within
-//! `5 × 12/7 ≈ 8.6` bytes per live entry.
+//! `4 × 12/7 ≈ 6.9` bytes per live entry.
 
-/// Cell tags: 0 is empty, 1 a tombstone, 2..=255 a live slot's tag.
-const EMPTY: u8 = 0;
-const DEAD: u8 = 1;
+const EMPTY: u32 = 0;
+const DEAD: u32 = 1;
+
+/// The slot width a table starts with.
+const MIN_SLOT_BITS: u32 = 24;
+/// The widest slots (2-bit tags): slots are below `2^MAX_SLOT_BITS`.
+pub(super) const MAX_SLOT_BITS: u32 = 30;
 
 /// See the module docs.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(super) struct SlotTable {
-    tags: Vec<u8>,
-    slots: Vec<u32>,
+    cells: Vec<u32>,
+    slot_bits: u32,
     live: usize,
     dead: usize,
 }
 
-fn tag_of(h: u64) -> u8 {
-    // 254 live tags from the hash's low byte (the home cell uses its high bits).
-    2 + ((h & 0xff) % 254) as u8
+impl Default for SlotTable {
+    fn default() -> Self {
+        SlotTable {
+            cells: Vec::new(),
+            slot_bits: MIN_SLOT_BITS,
+            live: 0,
+            dead: 0,
+        }
+    }
 }
 
 impl SlotTable {
@@ -40,14 +56,31 @@ impl SlotTable {
     }
 
     fn alloc(&mut self, cap: usize) {
-        self.tags = vec![EMPTY; cap];
-        self.slots = vec![0; cap];
+        self.cells = vec![EMPTY; cap];
         self.live = 0;
         self.dead = 0;
     }
 
+    #[inline]
     fn home(&self, h: u64) -> usize {
-        ((h as u128 * self.tags.len() as u128) >> 64) as usize
+        ((h as u128 * self.cells.len() as u128) >> 64) as usize
+    }
+
+    /// The tag of the hash `h`: 1 ..= 2^(32 − slot_bits) − 1, from its low bits (the
+    /// home cell uses its high bits).
+    #[inline]
+    fn tag_of(&self, h: u64) -> u32 {
+        let bits = 32 - self.slot_bits;
+        ((h as u32) & ((1 << bits) - 1)).max(1)
+    }
+
+    /// An empty table whose slots start `bits` wide (tests: widening, narrow tags).
+    #[cfg(test)]
+    fn with_slot_bits(bits: u32) -> Self {
+        SlotTable {
+            slot_bits: bits,
+            ..SlotTable::default()
+        }
     }
 
     /// Live entries.
@@ -58,7 +91,7 @@ impl SlotTable {
 
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
-        self.tags.capacity() + 4 * self.slots.capacity()
+        4 * self.cells.capacity()
     }
 
     /// Starts loading the home cell of the hash `h` into the cache (a hint, no effect
@@ -68,14 +101,11 @@ impl SlotTable {
     #[allow(unsafe_code)]
     pub(super) fn prefetch(&self, h: u64) {
         #[cfg(target_arch = "x86_64")]
-        if !self.tags.is_empty() {
+        if !self.cells.is_empty() {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let i = self.home(h);
-            // SAFETY: a prefetch has no effect on memory; both addresses are in bounds.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(self.tags.as_ptr().add(i).cast());
-                _mm_prefetch::<_MM_HINT_T0>(self.slots.as_ptr().add(i).cast());
-            }
+            // SAFETY: a prefetch has no effect on memory; the address is in bounds.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i).cast()) };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
@@ -85,19 +115,20 @@ impl SlotTable {
     /// the caller checks the key.
     #[inline]
     pub(super) fn candidates(&self, h: u64, mut visit: impl FnMut(u32)) {
-        let cap = self.tags.len();
+        let cap = self.cells.len();
         if cap == 0 {
             return;
         }
-        let tag = tag_of(h);
+        let (tag, bits) = (self.tag_of(h), self.slot_bits);
+        let mask = (1u32 << bits) - 1;
         let mut i = self.home(h);
         loop {
-            let t = self.tags[i];
-            if t == EMPTY {
+            let c = self.cells[i];
+            if c == EMPTY {
                 return;
             }
-            if t == tag {
-                visit(self.slots[i]);
+            if c >> bits == tag {
+                visit(c & mask);
             }
             i += 1;
             if i == cap {
@@ -106,12 +137,22 @@ impl SlotTable {
         }
     }
 
+    /// Makes room for one more entry and for `slot`: a rebuild when the table is full
+    /// or `slot` is wider than its slots.
+    fn make_room(&mut self, slot: u32, hash_of: &impl Fn(u32) -> u64) {
+        let bits = 32 - slot.leading_zeros();
+        debug_assert!(bits <= MAX_SLOT_BITS, "slot {slot} past the table's widest");
+        if bits > self.slot_bits {
+            self.rebuild(self.live + 1, bits, hash_of);
+        } else if (self.live + self.dead + 1) * 8 > self.cells.len() * 7 {
+            self.rebuild(self.live + 1, self.slot_bits, hash_of);
+        }
+    }
+
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
     /// a rebuild.
     pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
-        if (self.live + self.dead + 1) * 8 > self.tags.len() * 7 {
-            self.rebuild(self.live + 1, &hash_of);
-        }
+        self.make_room(slot, &hash_of);
         self.place(h, slot);
     }
 
@@ -126,25 +167,23 @@ impl SlotTable {
         mut is_same: impl FnMut(u32) -> bool,
         hash_of: impl Fn(u32) -> u64,
     ) -> bool {
-        if (self.live + self.dead + 1) * 8 > self.tags.len() * 7 {
-            self.rebuild(self.live + 1, &hash_of);
-        }
-        let cap = self.tags.len();
-        let tag = tag_of(h);
+        self.make_room(slot, &hash_of);
+        let cap = self.cells.len();
+        let (tag, bits) = (self.tag_of(h), self.slot_bits);
+        let mask = (1u32 << bits) - 1;
         let mut i = self.home(h);
         let mut same = 0;
         loop {
-            let t = self.tags[i];
-            if t == EMPTY {
+            let c = self.cells[i];
+            if c == EMPTY {
                 if same >= max {
                     return false;
                 }
-                self.tags[i] = tag;
-                self.slots[i] = slot;
+                self.cells[i] = tag << bits | slot;
                 self.live += 1;
                 return true;
             }
-            if t == tag && is_same(self.slots[i]) {
+            if c >> bits == tag && is_same(c & mask) {
                 same += 1;
             }
             i += 1;
@@ -154,15 +193,15 @@ impl SlotTable {
         }
     }
 
-    /// Puts `slot` in the first free cell of its run (the table has room).
+    /// Puts `slot` in the first free cell of its run (the table has room and its slots
+    /// are wide enough).
     fn place(&mut self, h: u64, slot: u32) {
-        let cap = self.tags.len();
+        let cap = self.cells.len();
+        let cell = self.tag_of(h) << self.slot_bits | slot;
         let mut i = self.home(h);
         loop {
-            let t = self.tags[i];
-            if t == EMPTY {
-                self.tags[i] = tag_of(h);
-                self.slots[i] = slot;
+            if self.cells[i] == EMPTY {
+                self.cells[i] = cell;
                 self.live += 1;
                 return;
             }
@@ -175,19 +214,19 @@ impl SlotTable {
 
     /// Takes `slot` (stored under the hash `h`) out; false when it is not there.
     pub(super) fn remove(&mut self, h: u64, slot: u32) -> bool {
-        let cap = self.tags.len();
-        if cap == 0 {
+        let cap = self.cells.len();
+        if cap == 0 || slot >> self.slot_bits != 0 {
             return false;
         }
-        let tag = tag_of(h);
+        let cell = self.tag_of(h) << self.slot_bits | slot;
         let mut i = self.home(h);
         loop {
-            let t = self.tags[i];
-            if t == EMPTY {
+            let c = self.cells[i];
+            if c == EMPTY {
                 return false;
             }
-            if t == tag && self.slots[i] == slot {
-                self.tags[i] = DEAD;
+            if c == cell {
+                self.cells[i] = DEAD;
                 self.live -= 1;
                 self.dead += 1;
                 return true;
@@ -199,20 +238,21 @@ impl SlotTable {
         }
     }
 
-    /// Rebuilds the table for `need` live entries at 7/12 load (tombstones dropped).
-    fn rebuild(&mut self, need: usize, hash_of: &impl Fn(u32) -> u64) {
-        let old_tags = std::mem::take(&mut self.tags);
-        let old_slots = std::mem::take(&mut self.slots);
+    /// Rebuilds the table for `need` live entries at 7/12 load with slots of `bits`
+    /// bits (tombstones dropped).
+    fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
+        let old = std::mem::take(&mut self.cells);
+        let mask = (1u32 << self.slot_bits) - 1;
         // The keys are read in slot order, the order the stored documents lie in
         // memory, rather than at random (a cache miss each in a big state).
-        let mut live: Vec<u32> = old_tags
+        let mut live: Vec<u32> = old
             .iter()
-            .zip(&old_slots)
-            .filter(|(&t, _)| t > DEAD)
-            .map(|(_, &s)| s)
+            .filter(|&&c| c >> self.slot_bits != 0)
+            .map(|&c| c & mask)
             .collect();
-        drop((old_tags, old_slots));
+        drop(old);
         live.sort_unstable();
+        self.slot_bits = bits;
         self.alloc((need.saturating_mul(12) / 7).max(16));
         for s in live {
             self.place(hash_of(s), s);
@@ -227,9 +267,16 @@ mod tests {
 
     /// The table against a vector of (key, slot), through inserts, removals and
     /// rebuilds, with keys shared by many slots and a hash that maps many keys to few
-    /// home cells.
+    /// home cells; with slots that start 4 bits wide (widened as slots grow), 24 (the
+    /// default) and 30 (2-bit tags: most tag checks match).
     #[test]
     fn lookups_equal_a_scan() {
+        for bits in [4, 24, 30] {
+            lookups_equal_a_scan_with(bits);
+        }
+    }
+
+    fn lookups_equal_a_scan_with(bits: u32) {
         let mut state = 11u64;
         let mut rnd = |n: u64| {
             state = mix64(state.wrapping_add(1));
@@ -238,7 +285,7 @@ mod tests {
         for buckets in [7u64, 1 << 20] {
             let mut key_of: Vec<u64> = Vec::new();
             let mut live: Vec<bool> = Vec::new();
-            let mut t = SlotTable::with_capacity(0);
+            let mut t = SlotTable::with_slot_bits(bits);
             let hash = |k: u64| mix64(k % buckets);
             for slot in 0..5000u32 {
                 let k = rnd(300);
@@ -264,11 +311,13 @@ mod tests {
                         let want: Vec<u32> = (0..=slot)
                             .filter(|&s| live[s as usize] && key_of[s as usize] == k)
                             .collect();
-                        assert_eq!(got, want, "key {k} after slot {slot}");
+                        assert_eq!(got, want, "key {k} after slot {slot}, {bits} bits");
                     }
                     assert_eq!(t.len(), live.iter().filter(|&&l| l).count());
                 }
             }
+            // Slots up to 4,999 need 13 bits.
+            assert_eq!(t.slot_bits, bits.max(13));
         }
     }
 }
