@@ -240,22 +240,42 @@ impl SlotTable {
 
     /// Rebuilds the table for `need` live entries at 7/12 load with slots of `bits`
     /// bits (tombstones dropped).
+    ///
+    /// Both the reads of the keys and the writes of the cells are made in memory order
+    /// rather than at random (in a big state, a cache miss each): the live slots are
+    /// radix-sorted, their keys hashed in that order (the order the stored documents
+    /// lie in), the new cells radix-sorted by their home cell and placed in that order.
+    /// It holds 8 bytes per entry twice meanwhile.
     fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
         let old = std::mem::take(&mut self.cells);
         let mask = (1u32 << self.slot_bits) - 1;
-        // The keys are read in slot order, the order the stored documents lie in
-        // memory, rather than at random (a cache miss each in a big state).
-        let mut live: Vec<u32> = old
+        let mut todo: Vec<u64> = old
             .iter()
             .filter(|&&c| c >> self.slot_bits != 0)
-            .map(|&c| c & mask)
+            .map(|&c| (c & mask) as u64)
             .collect();
         drop(old);
-        live.sort_unstable();
+        radsort::sort(&mut todo);
         self.slot_bits = bits;
         self.alloc((need.saturating_mul(12) / 7).max(16));
-        for s in live {
-            self.place(hash_of(s), s);
+        for x in todo.iter_mut() {
+            let s = *x as u32;
+            let h = hash_of(s);
+            *x = (self.home(h) as u64) << 32 | (self.tag_of(h) << bits | s) as u64;
+        }
+        radsort::sort_by_key(&mut todo, |x| x >> 32);
+        self.live = todo.len();
+        let cells = &mut self.cells;
+        let cap = cells.len();
+        for x in todo {
+            let mut i = (x >> 32) as usize;
+            while cells[i] != EMPTY {
+                i += 1;
+                if i == cap {
+                    i = 0;
+                }
+            }
+            cells[i] = x as u32;
         }
     }
 }
