@@ -12,8 +12,8 @@
 //! time outside the clock (the generator is slower than the deduper), so that 10 M
 //! documents fit in memory; each chunk is also sketched alone as a batch run sketches
 //! a record (`Pipeline::sketch_record`: the sketch and the site), the reference of the
-//! throughput. Memory is the growth of the anonymous resident set. Then 10,000 other generated documents are
-//! checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
+//! throughput. Memory is the growth of the anonymous resident set. Then 10,000 other
+//! generated documents are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
 //! so that the disk does not dominate), is compacted, dropped and reopened, timed.
 
 use neardup::online::SyncPolicy;

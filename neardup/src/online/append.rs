@@ -7,9 +7,10 @@
 //! process holds that much of the log, not all of it. The file is grown ahead of the
 //! content window by window, its blocks reserved on the disk before they are mapped (a
 //! full disk is an error on growing, not a fault on a write to the mapping): with
-//! `fallocate` on Linux (nothing written), else by writing zeros. The bytes past the content are zeros until written; a clean
-//! close truncates the file to its content, and a crash leaves the zeros, which the
-//! reader of the log takes as its end (an entry never starts with a zero length).
+//! `fallocate` on Linux (nothing written), else by writing zeros. The bytes past the
+//! content are zeros until written; a clean close truncates the file to its content,
+//! and a crash leaves the zeros, which the reader of the log takes as its end (an entry
+//! never starts with a zero length).
 //!
 //! The mapping assumes that nothing else writes the file while it is open: a state
 //! directory belongs to one deduper at a time.
@@ -80,7 +81,7 @@ impl Appender {
     }
 
     /// Maps a window from the content's end that holds at least `end`, growing the
-    /// file with zeros to cover it.
+    /// file (zeros, blocks reserved) to cover it.
     #[allow(unsafe_code)]
     fn remap(&mut self, end: usize) -> Result<()> {
         let io = |e| Error::io(&self.path, e);

@@ -169,11 +169,7 @@ pub(crate) fn open(
         }
         entries
     } else {
-        let mut f = File::create(&path).map_err(|e| Error::io(&path, e))?;
-        f.write_all(LOG_MAGIC).map_err(|e| Error::io(&path, e))?;
-        f.write_all(&LOG_VERSION.to_le_bytes())
-            .map_err(|e| Error::io(&path, e))?;
-        f.sync_all().map_err(|e| Error::io(&path, e))?;
+        create_log(&path)?;
         sync_dir(dir);
         Vec::new()
     };
@@ -198,6 +194,15 @@ pub(crate) fn open(
             buf: Vec::new(),
         },
     ))
+}
+
+/// Writes an empty log (its header) at `path`, flushed.
+fn create_log(path: &Path) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(LOG_MAGIC)
+        .and_then(|_| f.write_all(&LOG_VERSION.to_le_bytes()))
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Error::io(path, e))
 }
 
 /// The whole entries of a log and its version; the file is truncated after the last
@@ -330,11 +335,7 @@ impl Log {
         snap.save(&snapshot_path(&self.dir, next))?;
         sync_dir(&self.dir);
         let path = log_path(&self.dir, next);
-        let mut f = File::create(&path).map_err(|e| Error::io(&path, e))?;
-        f.write_all(LOG_MAGIC).map_err(|e| Error::io(&path, e))?;
-        f.write_all(&LOG_VERSION.to_le_bytes())
-            .map_err(|e| Error::io(&path, e))?;
-        f.sync_all().map_err(|e| Error::io(&path, e))?;
+        create_log(&path)?;
         self.out = Appender::open(&path)?;
         for old in [
             snapshot_path(&self.dir, self.generation),

@@ -149,11 +149,17 @@ impl SlotTable {
         }
     }
 
+    /// The cell of `slot` under the hash `h` (its slots are wide enough).
+    #[inline]
+    fn cell(&self, h: u64, slot: u32) -> u32 {
+        self.tag_of(h) << self.slot_bits | slot
+    }
+
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
     /// a rebuild.
     pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
         self.make_room(slot, &hash_of);
-        self.place(h, slot);
+        self.put(self.home(h), self.cell(h, slot));
     }
 
     /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
@@ -171,6 +177,7 @@ impl SlotTable {
         let cap = self.cells.len();
         let (tag, bits) = (self.tag_of(h), self.slot_bits);
         let mask = (1u32 << bits) - 1;
+        let cell = self.cell(h, slot);
         let mut i = self.home(h);
         let mut same = 0;
         loop {
@@ -179,7 +186,7 @@ impl SlotTable {
                 if same >= max {
                     return false;
                 }
-                self.cells[i] = tag << bits | slot;
+                self.cells[i] = cell;
                 self.live += 1;
                 return true;
             }
@@ -193,12 +200,10 @@ impl SlotTable {
         }
     }
 
-    /// Puts `slot` in the first free cell of its run (the table has room and its slots
-    /// are wide enough).
-    fn place(&mut self, h: u64, slot: u32) {
+    /// Puts `cell` in the first free cell of the run from `home` (the table has room).
+    fn put(&mut self, home: usize, cell: u32) {
         let cap = self.cells.len();
-        let cell = self.tag_of(h) << self.slot_bits | slot;
-        let mut i = self.home(h);
+        let mut i = home;
         loop {
             if self.cells[i] == EMPTY {
                 self.cells[i] = cell;
@@ -218,7 +223,7 @@ impl SlotTable {
         if cap == 0 || slot >> self.slot_bits != 0 {
             return false;
         }
-        let cell = self.tag_of(h) << self.slot_bits | slot;
+        let cell = self.cell(h, slot);
         let mut i = self.home(h);
         loop {
             let c = self.cells[i];
@@ -261,21 +266,11 @@ impl SlotTable {
         for x in todo.iter_mut() {
             let s = *x as u32;
             let h = hash_of(s);
-            *x = (self.home(h) as u64) << 32 | (self.tag_of(h) << bits | s) as u64;
+            *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
         radsort::sort_by_key(&mut todo, |x| x >> 32);
-        self.live = todo.len();
-        let cells = &mut self.cells;
-        let cap = cells.len();
         for x in todo {
-            let mut i = (x >> 32) as usize;
-            while cells[i] != EMPTY {
-                i += 1;
-                if i == cap {
-                    i = 0;
-                }
-            }
-            cells[i] = x as u32;
+            self.put((x >> 32) as usize, x as u32);
         }
     }
 }
