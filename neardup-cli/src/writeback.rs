@@ -10,7 +10,7 @@ use crate::report::RejectLine;
 use anyhow::{bail, Context, Result};
 use arrow::array::BooleanArray;
 use neardup::io::parquet::{Piece, Rows};
-use neardup::io::{Fields, Format, Input, Reader};
+use neardup::io::{Fields, Format, Input, JsonlLine, JsonlLines, Reader};
 use neardup::persist::AtomicFile;
 use neardup::pipeline::Fate;
 use neardup::Dedup;
@@ -277,29 +277,18 @@ pub fn write_back(
                     }
                 }
             }
-        } else {
-            // JSONL lines come unparsed: a kept line is written as it was read, and
-            // only a rejected one is looked at again (`Note::annotate_line`).
-            let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
-                .defer_parsing(true)
-                .max_record_bytes(max_record);
-            for rec in reader {
-                let rec = rec?;
+        } else if input.format == Format::Jsonl {
+            // JSONL lines come lent from the read buffer, unparsed: a kept line is
+            // written as it was read, and only a rejected one is looked at again
+            // (`Note::annotate_line`).
+            let mut lines = JsonlLines::open(input, max_record)?;
+            while let Some(line) = lines.next() {
                 let f = fate_at(ordinal)?;
-                let doc = || match &rec.doc {
-                    Some(Ok(doc)) => Some(crate::doc_json(doc)),
-                    _ => None,
+                let (at, raw) = match line {
+                    JsonlLine::Record { at, bytes } => (at, Some(bytes)),
+                    JsonlLine::TooLarge { at, .. } | JsonlLine::Unreadable { at, .. } => (at, None),
                 };
-                if matches!(f, Fate::Kept) {
-                    let made;
-                    let bytes: &[u8] = match (&rec.raw, doc()) {
-                        (Some(raw), _) => raw,
-                        (None, Some(v)) => {
-                            made = serde_json::to_vec(&v)?;
-                            &made
-                        }
-                        (None, None) => &[],
-                    };
+                if let (Fate::Kept, Some(bytes)) = (f, raw) {
                     if let Some(o) = t.output.as_mut() {
                         o.line(bytes)?;
                         kept_n += 1;
@@ -312,11 +301,45 @@ pub fn write_back(
                 if let Some(a) = t.annotate.as_mut() {
                     let reason = reason_of(f);
                     let note = notes.note(ordinal, &reason);
-                    let line = rec
-                        .raw
-                        .as_ref()
+                    let line = raw
                         .and_then(|raw| note.annotate_line(raw))
-                        .or_else(|| doc().map(|v| note.annotate_object(v)))
+                        .unwrap_or_else(|| note.standalone(&input.name, at));
+                    a.line(&line)?;
+                    annotated_n += 1;
+                }
+                reject(ordinal, at, None, f)?;
+                ordinal += 1;
+            }
+        } else {
+            // WARC and directory records, parsed again.
+            let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
+                .max_record_bytes(max_record);
+            for rec in reader {
+                let rec = rec?;
+                let f = fate_at(ordinal)?;
+                let doc = || match &rec.doc {
+                    Some(Ok(doc)) => Some(crate::doc_json(doc)),
+                    _ => None,
+                };
+                if matches!(f, Fate::Kept) {
+                    let bytes = match doc() {
+                        Some(v) => serde_json::to_vec(&v)?,
+                        None => Vec::new(),
+                    };
+                    if let Some(o) = t.output.as_mut() {
+                        o.line(&bytes)?;
+                        kept_n += 1;
+                    }
+                    if let Some(o) = own.as_mut() {
+                        o.line(&bytes)?;
+                        own_n += 1;
+                    }
+                }
+                if let Some(a) = t.annotate.as_mut() {
+                    let reason = reason_of(f);
+                    let note = notes.note(ordinal, &reason);
+                    let line = doc()
+                        .map(|v| note.annotate_object(v))
                         .unwrap_or_else(|| note.standalone(&input.name, rec.position.at));
                     a.line(&line)?;
                     annotated_n += 1;

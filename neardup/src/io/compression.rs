@@ -4,7 +4,7 @@
 use super::Input;
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 /// Compression of a file.
@@ -50,7 +50,8 @@ pub(super) fn sniff_compression(path: &Path) -> Compression {
     }
 }
 
-pub(super) fn open_decoded(input: &Input) -> Result<Box<dyn BufRead + Send>> {
+/// `input`'s bytes, decompressed, behind a read buffer of 1 MiB.
+pub(super) fn open_decoded(input: &Input) -> Result<BufReader<Box<dyn Read + Send>>> {
     let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
     let r: Box<dyn Read + Send> = match input.compression {
         Compression::None => Box::new(f),
@@ -69,7 +70,7 @@ pub(super) fn open_decoded(input: &Input) -> Result<Box<dyn BufRead + Send>> {
         Compression::None => r,
         _ => Box::new(Decompressing::spawn(r)),
     };
-    Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
+    Ok(BufReader::with_capacity(1 << 20, r))
 }
 
 impl Compression {

@@ -4,7 +4,7 @@
 use super::Fields;
 use crate::document::{Body, Document, RejectReason, Rejection};
 use serde_json::Value;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader, Read};
 
 /// Reads one line (with its newline) into `buf`, keeping at most `cap` bytes: a longer
 /// line is consumed to its end but not stored. Returns the line's length and whether it
@@ -35,6 +35,148 @@ pub(super) fn read_line_capped(
         r.consume(take);
         if done {
             return Ok((total, cut));
+        }
+    }
+}
+
+/// One line of a JSONL input, as [`JsonlLines`] hands it out.
+#[derive(Debug, PartialEq, Eq)]
+pub enum JsonlLine<'a> {
+    /// A record: the line without its `\n` and `\r` ends.
+    Record {
+        /// The line's number, from 1 (blank lines counted).
+        at: u64,
+        /// The line's bytes.
+        bytes: &'a [u8],
+    },
+    /// A line longer than the cap (its newline counted): read to its end, not kept.
+    TooLarge {
+        /// The line's number, from 1.
+        at: u64,
+        /// The line's length.
+        bytes: u64,
+    },
+    /// Reading failed on this line; no line comes after it.
+    Unreadable {
+        /// The line's number, from 1.
+        at: u64,
+        /// What failed.
+        error: String,
+    },
+}
+
+/// The lines of a JSONL input that are records — every line that is not blank (only
+/// ASCII whitespace), with its `\n` and `\r` ends cut — the one rule [`super::Reader`]
+/// reads JSONL by. A line is lent from the read buffer: no allocation or copy per line,
+/// except for a line that straddles two fills of the buffer or is longer than it.
+pub struct JsonlLines {
+    r: BufReader<Box<dyn Read + Send>>,
+    cap: usize,
+    line: u64,
+    /// Bytes of the buffer handed out by the last call, consumed by the next.
+    pending: usize,
+    /// A line read across buffer fills.
+    carry: Vec<u8>,
+    done: bool,
+}
+
+impl std::fmt::Debug for JsonlLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlLines")
+            .field("line", &self.line)
+            .field("cap", &self.cap)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `line` without its `\n` / `\r` ends, or `None` when it is blank.
+fn record_of(line: &[u8]) -> Option<&[u8]> {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let l = &line[..end];
+    (!l.iter().all(u8::is_ascii_whitespace)).then_some(l)
+}
+
+impl JsonlLines {
+    /// Reads `input` (decompressed as it is compressed), keeping lines of at most `cap`
+    /// bytes with their newline.
+    pub fn open(input: &super::Input, cap: usize) -> crate::error::Result<Self> {
+        Ok(Self::from_reader(
+            super::compression::open_decoded(input)?,
+            cap,
+        ))
+    }
+
+    fn from_reader(r: BufReader<Box<dyn Read + Send>>, cap: usize) -> Self {
+        JsonlLines {
+            r,
+            cap: cap.max(1),
+            line: 0,
+            pending: 0,
+            carry: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The next record line, a line too long, or the line where reading failed; `None`
+    /// at the end.
+    #[allow(clippy::should_implement_trait)] // a lending iterator: `Iterator` cannot lend
+    pub fn next(&mut self) -> Option<JsonlLine<'_>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            self.r.consume(std::mem::take(&mut self.pending));
+            self.line += 1;
+            let at = self.line;
+            let chunk = match self.r.fill_buf() {
+                Ok(c) => c,
+                Err(e) => return Some(self.fail(at, e)),
+            };
+            // A whole line in the buffer, within the cap: lent from the buffer.
+            if let Some(p) = memchr::memchr(b'\n', chunk).filter(|&p| p < self.cap) {
+                self.pending = p + 1;
+                let Some(len) = record_of(&chunk[..=p]).map(<[u8]>::len) else {
+                    continue;
+                };
+                return Some(JsonlLine::Record {
+                    at,
+                    bytes: &self.r.buffer()[..len],
+                });
+            }
+            self.carry.clear();
+            match read_line_capped(&mut self.r, &mut self.carry, self.cap) {
+                Ok((0, _)) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok((n, true)) => {
+                    return Some(JsonlLine::TooLarge {
+                        at,
+                        bytes: n as u64,
+                    });
+                }
+                Ok(_) => {
+                    let Some(len) = record_of(&self.carry).map(<[u8]>::len) else {
+                        continue;
+                    };
+                    return Some(JsonlLine::Record {
+                        at,
+                        bytes: &self.carry[..len],
+                    });
+                }
+                Err(e) => return Some(self.fail(at, e)),
+            }
+        }
+    }
+
+    fn fail(&mut self, at: u64, e: std::io::Error) -> JsonlLine<'static> {
+        self.done = true;
+        JsonlLine::Unreadable {
+            at,
+            error: e.to_string(),
         }
     }
 }
@@ -234,4 +376,76 @@ pub fn parse_json_record(
         site,
         priority,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{JsonlLine, JsonlLines};
+    use proptest::prelude::*;
+    use std::io::{BufReader, Read};
+
+    /// What the lines of `bytes` must be, by the rule written out plainly: split after
+    /// each `\n`; a line longer than `cap` with its newline is too large; else its
+    /// `\n` / `\r` ends are cut and a blank one is no record.
+    fn reference(bytes: &[u8], cap: usize) -> Vec<(u64, Option<Vec<u8>>, u64)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            at += 1;
+            if line.len() > cap {
+                out.push((at, None, line.len() as u64));
+                continue;
+            }
+            let s = String::from_utf8_lossy(line);
+            let cut = s.trim_end_matches(['\n', '\r']);
+            if !cut.trim_matches([' ', '\t', '\n', '\r', '\x0c']).is_empty() {
+                out.push((at, Some(cut.as_bytes().to_vec()), 0));
+            }
+        }
+        out
+    }
+
+    fn scan(bytes: &[u8], buffer: usize, cap: usize) -> Vec<(u64, Option<Vec<u8>>, u64)> {
+        let r: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(bytes.to_vec()));
+        let mut lines = JsonlLines::from_reader(BufReader::with_capacity(buffer, r), cap);
+        let mut out = Vec::new();
+        while let Some(l) = lines.next() {
+            out.push(match l {
+                JsonlLine::Record { at, bytes } => (at, Some(bytes.to_vec()), 0),
+                JsonlLine::TooLarge { at, bytes } => (at, None, bytes),
+                JsonlLine::Unreadable { error, .. } => panic!("a cursor cannot fail: {error}"),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_records_as_the_rule_says() {
+        let text = b"{\"a\":1}\r\n\n  \t\n{\"b\":2}\r\r\n0123456789abc\n{\"c\":3}";
+        let got = scan(text, 4, 12);
+        assert_eq!(
+            got,
+            vec![
+                (1, Some(b"{\"a\":1}".to_vec()), 0),
+                (4, Some(b"{\"b\":2}".to_vec()), 0),
+                (5, None, 14),
+                (6, Some(b"{\"c\":3}".to_vec()), 0),
+            ]
+        );
+        assert_eq!(got, reference(text, 12));
+    }
+
+    proptest! {
+        #[test]
+        fn lines_agree_with_the_plain_rule(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'a'), Just(b' '), Just(b'\r'), Just(b'\n'), Just(b'{'), Just(b'\t')],
+                0..200,
+            ),
+            buffer in 1usize..24,
+            cap in 1usize..30,
+        ) {
+            prop_assert_eq!(scan(&bytes, buffer, cap), reference(&bytes, cap));
+        }
+    }
 }

@@ -27,7 +27,7 @@ mod warc;
 
 pub use compression::{Compression, Encoder};
 pub use counter::ReadCounter;
-pub use jsonl::parse_json_record;
+pub use jsonl::{parse_json_record, JsonlLine, JsonlLines};
 pub use read_ahead::ReadAhead;
 pub use warc::parse_warc;
 
@@ -35,7 +35,6 @@ use crate::document::{Body, Document, RejectReason, Rejection};
 use crate::error::{Error, Result};
 use compression::{open_decoded, sniff_compression};
 use dir::walk;
-use jsonl::read_line_capped;
 use std::io::BufRead;
 use std::path::PathBuf;
 use warc::{read_warc_record, warc_document};
@@ -243,10 +242,7 @@ pub struct Reader {
 }
 
 enum State {
-    Jsonl {
-        r: Box<dyn BufRead + Send>,
-        line: u64,
-    },
+    Jsonl(JsonlLines),
     Warc {
         r: Box<dyn BufRead + Send>,
         offset: u64,
@@ -300,12 +296,9 @@ impl Reader {
     fn open(&mut self) -> Result<State> {
         let input = &self.inputs[self.current];
         Ok(match input.format {
-            Format::Jsonl => State::Jsonl {
-                r: open_decoded(input)?,
-                line: 0,
-            },
+            Format::Jsonl => State::Jsonl(JsonlLines::open(input, self.max_record_bytes)?),
             Format::Warc => State::Warc {
-                r: open_decoded(input)?,
+                r: Box::new(open_decoded(input)?),
                 offset: 0,
             },
             Format::Dir => {
@@ -375,7 +368,7 @@ impl Reader {
                 }
             }
             let out = match self.state.as_mut() {
-                Some(State::Jsonl { .. }) => self.next_jsonl(),
+                Some(State::Jsonl(_)) => self.next_jsonl(),
                 Some(State::Warc { .. }) => self.next_warc(),
                 Some(State::Dir { .. }) => self.next_file(),
                 Some(State::Parquet(_)) => self.next_parquet(),
@@ -397,77 +390,61 @@ impl Reader {
     }
 
     fn next_jsonl(&mut self) -> Result<Option<RawRecord>> {
-        let Some(State::Jsonl { r, line }) = self.state.as_mut() else {
+        let Some(State::Jsonl(lines)) = self.state.as_mut() else {
             return Ok(None);
         };
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            *line += 1;
-            let at = *line;
-            let cap = self.max_record_bytes;
-            match read_line_capped(r, &mut buf, cap) {
-                Ok((0, _)) => return Ok(None),
-                Ok((n, true)) => {
-                    let reason = RejectReason::RecordTooLarge {
-                        bytes: n as u64,
-                        max: cap as u64,
-                    };
-                    return self.bad(at, None, reason);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    // Stop this input; one rejection says where and why.
-                    let reason = RejectReason::Unreadable {
-                        line: at,
-                        error: e.to_string(),
-                    };
-                    let rec = self.bad(at, None, reason);
-                    self.state = Some(State::Done);
-                    return rec;
-                }
+        let (at, buf) = match lines.next() {
+            None => return Ok(None),
+            Some(JsonlLine::Record { at, bytes }) => (at, bytes.to_vec()),
+            Some(JsonlLine::TooLarge { at, bytes }) => {
+                let reason = RejectReason::RecordTooLarge {
+                    bytes,
+                    max: self.max_record_bytes as u64,
+                };
+                return self.bad(at, None, reason);
             }
-            while buf.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
-                buf.pop();
+            Some(JsonlLine::Unreadable { at, error }) => {
+                // Stop this input; one rejection says where and why.
+                let reason = RejectReason::Unreadable { line: at, error };
+                let rec = self.bad(at, None, reason);
+                self.state = Some(State::Done);
+                return rec;
             }
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if self.defer && !self.strict {
-                return Ok(Some(RawRecord {
-                    position: Position {
-                        input: self.current,
-                        at,
-                        file: None,
-                    },
-                    raw: Some(buf),
-                    doc: None,
-                    row: None,
-                }));
-            }
-            let doc = parse_json_record(&buf, &self.fields, &self.inputs[self.current].name, at);
-            if let Err(rej) = &doc {
-                if self.strict {
-                    return Err(Error::BadRecord {
-                        source_name: self.inputs[self.current].name.clone(),
-                        record: at,
-                        id: rej.id.clone(),
-                        reason: rej.reason.to_string(),
-                    });
-                }
-            }
-            let raw = self.keep_raw.then_some(buf);
+        };
+        if self.defer && !self.strict {
             return Ok(Some(RawRecord {
                 position: Position {
                     input: self.current,
                     at,
                     file: None,
                 },
-                raw,
-                doc: Some(doc),
+                raw: Some(buf),
+                doc: None,
                 row: None,
             }));
         }
+        let doc = parse_json_record(&buf, &self.fields, &self.inputs[self.current].name, at);
+        if let Err(rej) = &doc {
+            if self.strict {
+                return Err(Error::BadRecord {
+                    source_name: self.inputs[self.current].name.clone(),
+                    record: at,
+                    id: rej.id.clone(),
+                    reason: rej.reason.to_string(),
+                });
+            }
+        }
+        let raw = self.keep_raw.then_some(buf);
+        Ok(Some(RawRecord {
+            position: Position {
+                input: self.current,
+                at,
+                file: None,
+            },
+            raw,
+            doc: Some(doc),
+            row: None,
+        }))
     }
 
     fn next_warc(&mut self) -> Result<Option<RawRecord>> {
