@@ -43,6 +43,7 @@
 
 mod append;
 mod ids;
+mod mapped;
 mod postings;
 mod state;
 mod table;

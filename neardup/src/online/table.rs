@@ -15,8 +15,12 @@
 //! a key (a posting list is the set of its matching slots). Removed cells become
 //! tombstones; the table is rebuilt at 7/12 load when live cells and tombstones reach
 //! 7/8 of it, so a run of occupied cells always ends and memory stays within
-//! `4 × 12/7 ≈ 6.9` bytes per live entry.
+//! `4 × 12/7 ≈ 6.9` bytes per live entry. The cells and a rebuild's buffers are
+//! mapped blocks ([`super::mapped`]), not the allocator's.
 
+use super::mapped::{radix_sort_by, Zeroed};
+
+/// A free cell: a mapped block starts with every cell free.
 const EMPTY: u32 = 0;
 const DEAD: u32 = 1;
 
@@ -28,7 +32,7 @@ pub(super) const MAX_SLOT_BITS: u32 = 30;
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(super) struct SlotTable {
-    cells: Vec<u32>,
+    cells: Zeroed<u32>,
     slot_bits: u32,
     live: usize,
     dead: usize,
@@ -37,7 +41,7 @@ pub(super) struct SlotTable {
 impl Default for SlotTable {
     fn default() -> Self {
         SlotTable {
-            cells: Vec::new(),
+            cells: Zeroed::default(),
             slot_bits: MIN_SLOT_BITS,
             live: 0,
             dead: 0,
@@ -56,7 +60,7 @@ impl SlotTable {
     }
 
     fn alloc(&mut self, cap: usize) {
-        self.cells = vec![EMPTY; cap];
+        self.cells = Zeroed::new(cap);
         self.live = 0;
         self.dead = 0;
     }
@@ -91,7 +95,7 @@ impl SlotTable {
 
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
-        4 * self.cells.capacity()
+        4 * self.cells.len()
     }
 
     /// Starts loading the home cell of the hash `h` into the cache (a hint, no effect
@@ -253,23 +257,26 @@ impl SlotTable {
     /// It holds 8 bytes per entry twice meanwhile.
     fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
         let old = std::mem::take(&mut self.cells);
-        let mask = (1u32 << self.slot_bits) - 1;
-        let mut todo: Vec<u64> = old
-            .iter()
-            .filter(|&&c| c >> self.slot_bits != 0)
-            .map(|&c| (c & mask) as u64)
-            .collect();
+        let (old_bits, mask) = (self.slot_bits, (1u32 << self.slot_bits) - 1);
+        let mut todo = Zeroed::<u64>::new(self.live);
+        let mut n = 0;
+        for &c in old.iter().filter(|&&c| c >> old_bits != 0) {
+            todo[n] = (c & mask) as u64;
+            n += 1;
+        }
+        debug_assert_eq!(n, self.live, "the live count is the live cells'");
         drop(old);
-        radsort::sort(&mut todo);
+        radix_sort_by(&mut todo[..n], old_bits, |x| x);
         self.slot_bits = bits;
         self.alloc((need.saturating_mul(12) / 7).max(16));
-        for x in todo.iter_mut() {
+        for x in todo[..n].iter_mut() {
             let s = *x as u32;
             let h = hash_of(s);
             *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
-        radsort::sort_by_key(&mut todo, |x| x >> 32);
-        for x in todo {
+        let home_bits = usize::BITS - (self.cells.len() - 1).leading_zeros();
+        radix_sort_by(&mut todo[..n], home_bits, |x| x >> 32);
+        for &x in &todo[..n] {
             self.put((x >> 32) as usize, x as u32);
         }
     }

@@ -1,0 +1,157 @@
+//! Blocks of memory taken from the system directly (an anonymous mapping), not from the
+//! allocator's heap, and a radix sort that sorts in them.
+//!
+//! The tables' cells and a rebuild's buffers are the deduper's biggest blocks, made
+//! and freed as the tables grow. From the allocator, they would change what the rest of
+//! the process gets: glibc raises its threshold for mapped blocks to the biggest one
+//! freed, after which blocks of that size come from its heap, where a vector's unused
+//! capacity sits on pages already touched and stays resident. Mapped here, a block's
+//! pages are the kernel's zero pages until written, and freed, they go back at once
+//! (1 M stored documents: 205 → 170 bytes resident per stored document).
+
+use bytemuck::Pod;
+use memmap2::{MmapMut, MmapOptions};
+
+/// A fixed-length block of `T`s, zero at first, in an anonymous mapping (none when
+/// empty).
+pub(super) struct Zeroed<T: Pod> {
+    map: Option<MmapMut>,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Pod> Zeroed<T> {
+    /// `len` zero values. Panics when the system refuses the memory, as the allocator
+    /// would.
+    pub(super) fn new(len: usize) -> Self {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .expect("a block's size overflows");
+        let map = (bytes > 0).then(|| {
+            MmapOptions::new()
+                .len(bytes)
+                .map_anon()
+                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"))
+        });
+        Zeroed {
+            map,
+            len,
+            _t: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Pod> Default for Zeroed<T> {
+    fn default() -> Self {
+        Zeroed::new(0)
+    }
+}
+
+impl<T: Pod> std::ops::Deref for Zeroed<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match &self.map {
+            // A mapping is page-aligned, so aligned for any `T`.
+            Some(m) => bytemuck::cast_slice(&m[..]),
+            None => &[],
+        }
+    }
+}
+
+impl<T: Pod> std::ops::DerefMut for Zeroed<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.map {
+            Some(m) => bytemuck::cast_slice_mut(&mut m[..]),
+            None => &mut [],
+        }
+    }
+}
+
+impl<T: Pod> Clone for Zeroed<T> {
+    fn clone(&self) -> Self {
+        let mut c = Zeroed::new(self.len);
+        c.copy_from_slice(self);
+        c
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for Zeroed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zeroed").field("len", &self.len).finish()
+    }
+}
+
+/// Sorts `v` by `key(x)`, a key below `2^key_bits`, stably: a least-significant-digit
+/// radix sort, a byte per pass, with its scratch block mapped like `v`'s.
+pub(super) fn radix_sort_by(v: &mut [u64], key_bits: u32, key: impl Fn(u64) -> u64) {
+    let passes = key_bits.div_ceil(8);
+    if v.len() < 2 || passes == 0 {
+        return;
+    }
+    let mut scratch = Zeroed::<u64>::new(v.len());
+    let (mut from, mut to): (&mut [u64], &mut [u64]) = (v, &mut scratch);
+    for pass in 0..passes {
+        let shift = 8 * pass;
+        let mut count = [0usize; 256];
+        for &x in from.iter() {
+            count[(key(x) >> shift) as usize & 255] += 1;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &x in from.iter() {
+            let d = (key(x) >> shift) as usize & 255;
+            to[count[d]] = x;
+            count[d] += 1;
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    // After an odd number of passes the sorted values are in the scratch block.
+    if passes % 2 == 1 {
+        to.copy_from_slice(from);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{radix_sort_by, Zeroed};
+    use crate::sketch::hash::mix64;
+
+    #[test]
+    fn a_block_starts_zero_and_holds_what_is_written() {
+        let mut z = Zeroed::<u32>::new(10_000);
+        assert!(z.iter().all(|&x| x == 0));
+        z[9_999] = 7;
+        let c = z.clone();
+        assert_eq!(c[9_999], 7);
+        assert_eq!(c.len(), 10_000);
+        assert!(Zeroed::<u64>::new(0).is_empty());
+    }
+
+    /// Against the standard library's stable sort, for key widths with an odd and an
+    /// even number of passes, and keys that are part of the value (ties keep order).
+    #[test]
+    fn radix_sort_equals_a_stable_sort() {
+        for (n, bits) in [
+            (0usize, 8u32),
+            (1, 8),
+            (1000, 8),
+            (5000, 20),
+            (5000, 30),
+            (300, 0),
+        ] {
+            let v0: Vec<u64> = (0..n as u64).map(|i| mix64(i + 3)).collect();
+            let key = |x: u64| (x >> 7) & ((1u64 << bits) - 1);
+            let mut want = v0.clone();
+            want.sort_by_key(|&x| key(x));
+            let mut got = v0.clone();
+            radix_sort_by(&mut got, bits, key);
+            assert_eq!(got, want, "{n} values, {bits}-bit keys");
+        }
+    }
+}
