@@ -47,23 +47,33 @@ impl<T: Pod> Default for Zeroed<T> {
     }
 }
 
+// The slices are made from the mapping's pointer directly: `bytemuck::cast_slice`
+// checks alignment and length on every call, and the tables index cells in their
+// innermost loops.
+#[allow(unsafe_code)]
 impl<T: Pod> std::ops::Deref for Zeroed<T> {
     type Target = [T];
     #[inline]
     fn deref(&self) -> &[T] {
         match &self.map {
-            // A mapping is page-aligned, so aligned for any `T`.
-            Some(m) => bytemuck::cast_slice(&m[..]),
+            // SAFETY: the mapping holds `len` values of `T` (its length is
+            // `len × size_of::<T>()`), is page-aligned, so aligned for any `T`, lives as
+            // long as `self`, and any bytes are a valid `T` (`Pod`).
+            Some(m) => unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<T>(), self.len) },
             None => &[],
         }
     }
 }
 
+#[allow(unsafe_code)]
 impl<T: Pod> std::ops::DerefMut for Zeroed<T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
         match &mut self.map {
-            Some(m) => bytemuck::cast_slice_mut(&mut m[..]),
+            // SAFETY: as in `deref`; `&mut self` makes the borrow unique.
+            Some(m) => unsafe {
+                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<T>(), self.len)
+            },
             None => &mut [],
         }
     }
