@@ -95,17 +95,17 @@ impl<T: Pod> std::fmt::Debug for Zeroed<T> {
 
 /// Sorts `v` by `key(x)`, a key below `2^key_bits`, stably: a least-significant-digit
 /// radix sort, a byte per pass, with its scratch block mapped like `v`'s.
-pub(super) fn radix_sort_by(v: &mut [u64], key_bits: u32, key: impl Fn(u64) -> u64) {
+pub(super) fn radix_sort_by<T: Pod>(v: &mut [T], key_bits: u32, key: impl Fn(&T) -> u64) {
     let passes = key_bits.div_ceil(8);
     if v.len() < 2 || passes == 0 {
         return;
     }
-    let mut scratch = Zeroed::<u64>::new(v.len());
-    let (mut from, mut to): (&mut [u64], &mut [u64]) = (v, &mut scratch);
+    let mut scratch = Zeroed::<T>::new(v.len());
+    let (mut from, mut to): (&mut [T], &mut [T]) = (v, &mut scratch);
     for pass in 0..passes {
         let shift = 8 * pass;
         let mut count = [0usize; 256];
-        for &x in from.iter() {
+        for x in from.iter() {
             count[(key(x) >> shift) as usize & 255] += 1;
         }
         let mut at = 0;
@@ -114,9 +114,9 @@ pub(super) fn radix_sort_by(v: &mut [u64], key_bits: u32, key: impl Fn(u64) -> u
             *c = at;
             at += n;
         }
-        for &x in from.iter() {
+        for x in from.iter() {
             let d = (key(x) >> shift) as usize & 255;
-            to[count[d]] = x;
+            to[count[d]] = *x;
             count[d] += 1;
         }
         std::mem::swap(&mut from, &mut to);
@@ -156,9 +156,9 @@ mod tests {
             (300, 0),
         ] {
             let v0: Vec<u64> = (0..n as u64).map(|i| mix64(i + 3)).collect();
-            let key = |x: u64| (x >> 7) & ((1u64 << bits) - 1);
+            let key = |x: &u64| (*x >> 7) & ((1u64 << bits) - 1);
             let mut want = v0.clone();
-            want.sort_by_key(|&x| key(x));
+            want.sort_by_key(key);
             let mut got = v0.clone();
             radix_sort_by(&mut got, bits, key);
             assert_eq!(got, want, "{n} values, {bits}-bit keys");

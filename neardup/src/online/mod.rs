@@ -59,8 +59,9 @@ use crate::sketch::hash::mix64;
 use crate::sketch::{Sketch, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
+use mapped::Zeroed;
 use std::sync::RwLock;
-use table::SlotTable;
+use table::{sort_entries, SlotTable};
 
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,7 +283,7 @@ impl Deduper {
             }
             drop(snap.ids);
             st.sketches = snap.sketches;
-            st.postings = postings::Postings::new(d.indexed, d.generator.limits, total);
+            st.postings = postings::Postings::new(d.indexed, d.generator.limits, 0);
             if total > MAX_SLOTS {
                 return Err(too_many(total));
             }
@@ -293,34 +294,45 @@ impl Deduper {
                 postings,
                 ..
             } = &mut *st;
+            // Each table is built at once from its entries sorted by hash (written in
+            // memory order, not at random): the ids', the exact fingerprints' and the
+            // posting lists', on threads of their own.
+            let max_slot = (n as u32).saturating_sub(1);
             let (ids, exact) = rayon::join(
                 || -> Result<SlotTable> {
-                    let mut t = SlotTable::with_capacity(total);
-                    let id = |s: u32| ids.get(s);
-                    for slot in slots.clone() {
-                        let h = id_hash(id(slot));
-                        let mut twice = false;
-                        t.candidates(h, |o| twice |= id(o) == id(slot));
-                        if twice {
-                            return Err(Error::Corrupt {
-                                path: dir.to_path_buf(),
-                                reason: format!("the snapshot holds the id {:?} twice", id(slot)),
-                            });
-                        }
-                        t.insert(h, slot, |s| id_hash(id(s)));
+                    let id = |s: u64| ids.get(s as u32);
+                    let mut e = Zeroed::<[u64; 2]>::new(n);
+                    for (x, slot) in e.iter_mut().zip(slots.clone()) {
+                        *x = [id_hash(id(slot as u64)), slot as u64];
                     }
-                    Ok(t)
+                    sort_entries(&mut e);
+                    // Equal ids have equal hashes: look within each run of one hash.
+                    for run in e.chunk_by(|a, b| a[0] == b[0]).filter(|r| r.len() > 1) {
+                        for (i, a) in run.iter().enumerate() {
+                            if let Some(b) = run[i + 1..].iter().find(|b| id(b[1]) == id(a[1])) {
+                                return Err(Error::Corrupt {
+                                    path: dir.to_path_buf(),
+                                    reason: format!(
+                                        "the snapshot holds the id {:?} twice",
+                                        id(b[1])
+                                    ),
+                                });
+                            }
+                        }
+                    }
+                    Ok(SlotTable::from_entries(total, max_slot, &e))
                 },
                 || {
-                    let mut t = SlotTable::with_capacity(total);
-                    let hash = |s: u32| exact_hash(sketches.get(s as usize).exact);
-                    rayon::join(
+                    let mut e = Zeroed::<[u64; 2]>::new(n);
+                    for (x, slot) in e.iter_mut().zip(slots.clone()) {
+                        *x = [exact_hash(sketches.get(slot as usize).exact), slot as u64];
+                    }
+                    let (_, t) = rayon::join(
+                        || postings.build_all(slots.clone(), sketches, total),
                         || {
-                            for slot in slots.clone() {
-                                t.insert(hash(slot), slot, hash);
-                            }
+                            sort_entries(&mut e);
+                            SlotTable::from_entries(total, max_slot, &e)
                         },
-                        || postings.push_all(slots.clone(), sketches),
                     );
                     t
                 },

@@ -18,7 +18,8 @@
 //!
 //! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use super::table::SlotTable;
+use super::mapped::Zeroed;
+use super::table::{sort_entries, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
@@ -140,18 +141,62 @@ impl Postings {
         }
     }
 
-    /// Appends the stored documents `slots` (in this order), each indexed slot's lists
-    /// on a thread of their own: what [`push`](Self::push) for each would give.
-    pub(super) fn push_all(&mut self, slots: std::ops::Range<u32>, sk: &Sketches) {
+    /// The lists of the stored documents `slots` (lists empty before), sized for
+    /// `capacity` documents: what [`push`](Self::push) for each slot in order would
+    /// give, built at once, each indexed slot's lists on a thread of their own. A slot's
+    /// `(hash, slot)` entries are made in slot order (the sketches read in memory
+    /// order) and sorted by hash; since the hash is a bijection of the supershingle, a
+    /// run of equal hashes is one list, in slot order. A list past `max_bucket` members
+    /// takes the bounded form pushing would have left: its first member and its last
+    /// `window`. The rest are placed in the table in hash order, that is in memory
+    /// order. Holds 32 bytes per document of each slot being built meanwhile.
+    pub(super) fn build_all(
+        &mut self,
+        slots: std::ops::Range<u32>,
+        sk: &Sketches,
+        capacity: usize,
+    ) {
         use rayon::prelude::*;
-        let limits = self.limits;
+        let BucketLimits { max_bucket, window } = self.limits;
+        let max_slot = slots.end.saturating_sub(1);
         self.slots
             .par_iter_mut()
             .enumerate()
             .for_each(|(j, lists)| {
-                for slot in slots.clone() {
-                    lists.push(j, slot, sk, limits);
+                let mut e = Zeroed::<[u64; 2]>::new(slots.len());
+                for (x, slot) in e.iter_mut().zip(slots.clone()) {
+                    *x = [key_hash(j, sk.supershingles(slot as usize)[j]), slot as u64];
                 }
+                sort_entries(&mut e);
+                // Small lists are moved to the front, in order; big ones set aside.
+                let (mut i, mut kept) = (0, 0);
+                while i < e.len() {
+                    let h = e[i][0];
+                    let mut k = i + 1;
+                    while k < e.len() && e[k][0] == h {
+                        k += 1;
+                    }
+                    if k - i > max_bucket {
+                        let first = e[i][1] as u32;
+                        let recent = e[k - window.min(k - i)..k]
+                            .iter()
+                            .map(|x| x[1] as u32)
+                            .collect();
+                        let v = sk.supershingles(first as usize)[j];
+                        lists.big.insert(
+                            v,
+                            Big {
+                                first: Some(first),
+                                recent,
+                            },
+                        );
+                    } else {
+                        e.copy_within(i..k, kept);
+                        kept += k - i;
+                    }
+                    i = k;
+                }
+                lists.table = SlotTable::from_entries(capacity, max_slot, &e[..kept]);
             });
     }
 
@@ -296,7 +341,9 @@ mod tests {
     }
 
     /// Lists built in bulk, a thread per indexed slot, equal lists built one push at a
-    /// time, big lists included.
+    /// time: big lists (10 values shared by about 150 documents each) and small ones
+    /// (1000 values shared by one or a few), with a window smaller and one larger than
+    /// the limit.
     #[test]
     fn bulk_building_equals_pushing() {
         let cfg = SketchConfig::default();
@@ -307,7 +354,11 @@ mod tests {
             let ss = (0..m)
                 .map(|_| {
                     state = crate::sketch::hash::mix64(state.wrapping_add(1));
-                    state % 40
+                    if state.is_multiple_of(2) {
+                        (state >> 1) % 10
+                    } else {
+                        100 + (state >> 1) % 1000
+                    }
                 })
                 .collect();
             sk.push(&Sketch {
@@ -319,25 +370,37 @@ mod tests {
                 pugh: Vec::new(),
             });
         }
-        let limits = BucketLimits {
-            max_bucket: 50,
-            window: 4,
-        };
-        let mut one = Postings::new(m, limits, 0);
-        for slot in 0..3000 {
-            one.push(slot, &sk);
-        }
-        let mut bulk = Postings::new(m, limits, 3000);
-        bulk.push_all(0..3000, &sk);
-        for v in 0..40u64 {
-            let probe = vec![v; m];
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            one.members(&probe, &sk, &mut a);
-            bulk.members(&probe, &sk, &mut b);
-            a.sort_unstable();
-            b.sort_unstable();
-            assert!(!a.is_empty());
-            assert_eq!(a, b, "value {v}");
+        for (max_bucket, window) in [(50, 4), (50, 60), (50, 0), (3, 1), (2, 0)] {
+            let limits = BucketLimits { max_bucket, window };
+            let mut one = Postings::new(m, limits, 0);
+            for slot in 0..3000 {
+                one.push(slot, &sk);
+            }
+            let mut bulk = Postings::new(m, limits, 0);
+            bulk.build_all(0..3000, &sk, 3000);
+            for v in (0..10u64).chain(100..1100) {
+                let probe = vec![v; m];
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                one.members(&probe, &sk, &mut a);
+                bulk.members(&probe, &sk, &mut b);
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "value {v}, limits {max_bucket} / {window}");
+            }
+            // Both went on taking pushes alike.
+            for slot in 0..100 {
+                one.push(slot, &sk);
+                bulk.push(slot, &sk);
+            }
+            for v in (0..10u64).chain(100..1100) {
+                let probe = vec![v; m];
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                one.members(&probe, &sk, &mut a);
+                bulk.members(&probe, &sk, &mut b);
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "value {v} after more pushes");
+            }
         }
     }
 }

@@ -29,6 +29,25 @@ const MIN_SLOT_BITS: u32 = 24;
 /// The widest slots (2-bit tags): slots are below `2^MAX_SLOT_BITS`.
 pub(super) const MAX_SLOT_BITS: u32 = 30;
 
+/// Sorts `(hash, slot)` entries by hash, entries of one hash in slot order (stably):
+/// a radix sort on the hash's top 32 bits, then the few entries that share them by the
+/// whole hash.
+pub(super) fn sort_entries(e: &mut [[u64; 2]]) {
+    radix_sort_by(e, 32, |x| x[0] >> 32);
+    let mut i = 0;
+    while i < e.len() {
+        let top = e[i][0] >> 32;
+        let mut k = i + 1;
+        while k < e.len() && e[k][0] >> 32 == top {
+            k += 1;
+        }
+        if k - i > 1 {
+            e[i..k].sort_unstable();
+        }
+        i = k;
+    }
+}
+
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(super) struct SlotTable {
@@ -76,6 +95,20 @@ impl SlotTable {
     fn tag_of(&self, h: u64) -> u32 {
         let bits = 32 - self.slot_bits;
         ((h as u32) & ((1 << bits) - 1)).max(1)
+    }
+
+    /// A table of `entries`, `(hash, slot)` pairs, sized for `capacity` entries without
+    /// a rebuild and for slots up to `max_slot`. The entries are placed in the order
+    /// given: sorted by hash ([`sort_entries`]), that is by home cell, the cells are
+    /// written in memory order rather than at random (a cache miss each in a big state).
+    /// The same lookups as inserting the entries one by one.
+    pub(super) fn from_entries(capacity: usize, max_slot: u32, entries: &[[u64; 2]]) -> Self {
+        let mut t = SlotTable::with_capacity(capacity.max(entries.len()));
+        t.slot_bits = (32 - max_slot.leading_zeros()).max(MIN_SLOT_BITS);
+        for &[h, slot] in entries {
+            t.put(t.home(h), t.cell(h, slot as u32));
+        }
+        t
     }
 
     /// An empty table whose slots start `bits` wide (tests: widening, narrow tags).
@@ -266,7 +299,7 @@ impl SlotTable {
         }
         debug_assert_eq!(n, self.live, "the live count is the live cells'");
         drop(old);
-        radix_sort_by(&mut todo[..n], old_bits, |x| x);
+        radix_sort_by(&mut todo[..n], old_bits, |&x| x);
         self.slot_bits = bits;
         self.alloc((need.saturating_mul(12) / 7).max(16));
         for x in todo[..n].iter_mut() {
@@ -275,7 +308,7 @@ impl SlotTable {
             *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
         let home_bits = usize::BITS - (self.cells.len() - 1).leading_zeros();
-        radix_sort_by(&mut todo[..n], home_bits, |x| x >> 32);
+        radix_sort_by(&mut todo[..n], home_bits, |&x| x >> 32);
         for &x in &todo[..n] {
             self.put((x >> 32) as usize, x as u32);
         }
