@@ -1,9 +1,11 @@
 //! `dedup`'s second pass: every record read again, in input order, and written where
 //! its fate sends it — the kept records (`-o`, and one file per input with
 //! `--output-dir`), every record annotated (`--annotate`), the rejects (`--rejects`).
-//! JSONL, WARC and directory inputs go through the reader record by record; a Parquet
-//! input is read batch by batch with all its columns and filtered by a mask, so the
-//! kept rows keep the input's schema and memory stays at a batch.
+//! JSONL lines are lent from the read buffer by [`JsonlLines`] (the reader's own line
+//! rule) and a kept one is written as it was read; WARC and directory inputs go through
+//! the reader record by record; a Parquet input is read batch by batch with all its
+//! columns and filtered by a mask, so the kept rows keep the input's schema and memory
+//! stays at a batch.
 
 use crate::output::{annotate_batch, Note, Sink};
 use crate::report::RejectLine;
