@@ -1,0 +1,79 @@
+//! JSONL line splitting: [`JsonlLines`] (lines lent from the read buffer) against the
+//! per-line reading it replaced in `dedup`'s second pass (each line read into a vector
+//! of its own with `read_until`, its ends cut, blank lines skipped). Both count the
+//! records and their bytes, checked equal inside the loop.
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use neardup::io::{Input, JsonlLine, JsonlLines};
+use std::io::BufRead;
+
+fn corpus() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut state = 1u64;
+    for i in 0..20_000u64 {
+        state = neardup::sketch::hash::mix64(state.wrapping_add(i));
+        // Lines of 200 to 4,000 bytes, like pages of text; a blank line now and then.
+        let words = 30 + (state % 600) as usize;
+        let text: Vec<String> = (0..words)
+            .map(|w| format!("w{}", (state >> (w % 48)) % 997))
+            .collect();
+        out.extend_from_slice(
+            serde_json::json!({"id": i.to_string(), "text": text.join(" ")})
+                .to_string()
+                .as_bytes(),
+        );
+        out.extend_from_slice(if i % 50 == 0 { b"\r\n\n" } else { b"\n" });
+    }
+    out
+}
+
+fn split(c: &mut Criterion) {
+    let data = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corpus.jsonl");
+    std::fs::write(&path, &data).unwrap();
+    let input = Input::detect(&path, "corpus.jsonl", None);
+    let cap = 64 << 20;
+    let mut g = c.benchmark_group("jsonl-lines");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    g.bench_function("lent", |b| {
+        b.iter(|| {
+            let mut lines = JsonlLines::open(&input, cap).unwrap();
+            let (mut n, mut bytes) = (0u64, 0u64);
+            while let Some(l) = lines.next() {
+                if let JsonlLine::Record { bytes: r, .. } = l {
+                    n += 1;
+                    bytes += r.len() as u64;
+                }
+            }
+            assert_eq!(n, 20_000);
+            bytes
+        })
+    });
+    g.bench_function("read_until, a vector per line (baseline)", |b| {
+        b.iter(|| {
+            let f = std::fs::File::open(&path).unwrap();
+            let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+            let (mut n, mut bytes) = (0u64, 0u64);
+            loop {
+                let mut buf = Vec::new();
+                if r.read_until(b'\n', &mut buf).unwrap() == 0 {
+                    break;
+                }
+                while buf.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
+                    buf.pop();
+                }
+                if buf.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                n += 1;
+                bytes += buf.len() as u64;
+            }
+            assert_eq!(n, 20_000);
+            bytes
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, split);
+criterion_main!(benches);
