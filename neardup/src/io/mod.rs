@@ -393,9 +393,14 @@ impl Reader {
         let Some(State::Jsonl(lines)) = self.state.as_mut() else {
             return Ok(None);
         };
-        let (at, buf) = match lines.next() {
+        let position = |at| Position {
+            input: self.current,
+            at,
+            file: None,
+        };
+        let (at, bytes) = match lines.next() {
             None => return Ok(None),
-            Some(JsonlLine::Record { at, bytes }) => (at, bytes.to_vec()),
+            Some(JsonlLine::Record { at, bytes }) => (at, bytes),
             Some(JsonlLine::TooLarge { at, bytes }) => {
                 let reason = RejectReason::RecordTooLarge {
                     bytes,
@@ -413,35 +418,26 @@ impl Reader {
         };
         if self.defer && !self.strict {
             return Ok(Some(RawRecord {
-                position: Position {
-                    input: self.current,
-                    at,
-                    file: None,
-                },
-                raw: Some(buf),
+                position: position(at),
+                raw: Some(bytes.to_vec()),
                 doc: None,
                 row: None,
             }));
         }
-        let doc = parse_json_record(&buf, &self.fields, &self.inputs[self.current].name, at);
-        if let Err(rej) = &doc {
-            if self.strict {
-                return Err(Error::BadRecord {
-                    source_name: self.inputs[self.current].name.clone(),
-                    record: at,
-                    id: rej.id.clone(),
-                    reason: rej.reason.to_string(),
-                });
-            }
+        // Parsed from the lent line; copied only when the raw line is kept.
+        let name = &self.inputs[self.current].name;
+        let doc = parse_json_record(bytes, &self.fields, name, at);
+        if let (true, Err(rej)) = (self.strict, &doc) {
+            return Err(Error::BadRecord {
+                source_name: name.clone(),
+                record: at,
+                id: rej.id.clone(),
+                reason: rej.reason.to_string(),
+            });
         }
-        let raw = self.keep_raw.then_some(buf);
         Ok(Some(RawRecord {
-            position: Position {
-                input: self.current,
-                at,
-                file: None,
-            },
-            raw,
+            position: position(at),
+            raw: self.keep_raw.then(|| bytes.to_vec()),
             doc: Some(doc),
             row: None,
         }))

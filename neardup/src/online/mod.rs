@@ -59,9 +59,8 @@ use crate::sketch::hash::mix64;
 use crate::sketch::{Sketch, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
-use mapped::Zeroed;
 use std::sync::RwLock;
-use table::{sort_entries, SlotTable};
+use table::{sorted_entries, SlotTable};
 
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,11 +300,7 @@ impl Deduper {
             let (ids, exact) = rayon::join(
                 || -> Result<SlotTable> {
                     let id = |s: u64| ids.get(s as u32);
-                    let mut e = Zeroed::<[u64; 2]>::new(n);
-                    for (x, slot) in e.iter_mut().zip(slots.clone()) {
-                        *x = [id_hash(id(slot as u64)), slot as u64];
-                    }
-                    sort_entries(&mut e);
+                    let e = sorted_entries(slots.clone(), |s| id_hash(ids.get(s)));
                     // Equal ids have equal hashes: look within each run of one hash.
                     for run in e.chunk_by(|a, b| a[0] == b[0]).filter(|r| r.len() > 1) {
                         for (i, a) in run.iter().enumerate() {
@@ -323,14 +318,12 @@ impl Deduper {
                     Ok(SlotTable::from_entries(total, max_slot, &e))
                 },
                 || {
-                    let mut e = Zeroed::<[u64; 2]>::new(n);
-                    for (x, slot) in e.iter_mut().zip(slots.clone()) {
-                        *x = [exact_hash(sketches.get(slot as usize).exact), slot as u64];
-                    }
                     let (_, t) = rayon::join(
                         || postings.build_all(slots.clone(), sketches, total),
                         || {
-                            sort_entries(&mut e);
+                            let e = sorted_entries(slots.clone(), |s| {
+                                exact_hash(sketches.get(s as usize).exact)
+                            });
                             SlotTable::from_entries(total, max_slot, &e)
                         },
                     );

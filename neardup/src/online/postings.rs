@@ -18,8 +18,7 @@
 //!
 //! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use super::mapped::Zeroed;
-use super::table::{sort_entries, SlotTable};
+use super::table::{sorted_entries, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
@@ -163,11 +162,9 @@ impl Postings {
             .par_iter_mut()
             .enumerate()
             .for_each(|(j, lists)| {
-                let mut e = Zeroed::<[u64; 2]>::new(slots.len());
-                for (x, slot) in e.iter_mut().zip(slots.clone()) {
-                    *x = [key_hash(j, sk.supershingles(slot as usize)[j]), slot as u64];
-                }
-                sort_entries(&mut e);
+                let mut e = sorted_entries(slots.clone(), |slot| {
+                    key_hash(j, sk.supershingles(slot as usize)[j])
+                });
                 // Small lists are moved to the front, in order; big ones set aside.
                 let (mut i, mut kept) = (0, 0);
                 while i < e.len() {
@@ -350,7 +347,7 @@ mod tests {
         let m = cfg.supershingles;
         let mut sk = Sketches::new(&cfg);
         let mut state = 3u64;
-        for _ in 0..3000 {
+        for _ in 0..3100 {
             let ss = (0..m)
                 .map(|_| {
                     state = crate::sketch::hash::mix64(state.wrapping_add(1));
@@ -370,37 +367,34 @@ mod tests {
                 pugh: Vec::new(),
             });
         }
+        // The members of every value, sorted, as each of the two gives them.
+        let same = |one: &Postings, bulk: &Postings, sk: &Sketches, what: &str| {
+            for v in (0..10u64).chain(100..1100) {
+                let probe = vec![v; m];
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                one.members(&probe, sk, &mut a);
+                bulk.members(&probe, sk, &mut b);
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "value {v}, {what}");
+            }
+        };
         for (max_bucket, window) in [(50, 4), (50, 60), (50, 0), (3, 1), (2, 0)] {
             let limits = BucketLimits { max_bucket, window };
+            let what = format!("limits {max_bucket} / {window}");
             let mut one = Postings::new(m, limits, 0);
             for slot in 0..3000 {
                 one.push(slot, &sk);
             }
             let mut bulk = Postings::new(m, limits, 0);
             bulk.build_all(0..3000, &sk, 3000);
-            for v in (0..10u64).chain(100..1100) {
-                let probe = vec![v; m];
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                one.members(&probe, &sk, &mut a);
-                bulk.members(&probe, &sk, &mut b);
-                a.sort_unstable();
-                b.sort_unstable();
-                assert_eq!(a, b, "value {v}, limits {max_bucket} / {window}");
-            }
-            // Both went on taking pushes alike.
-            for slot in 0..100 {
+            same(&one, &bulk, &sk, &what);
+            // Both go on taking the documents stored after alike.
+            for slot in 3000..3100 {
                 one.push(slot, &sk);
                 bulk.push(slot, &sk);
             }
-            for v in (0..10u64).chain(100..1100) {
-                let probe = vec![v; m];
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                one.members(&probe, &sk, &mut a);
-                bulk.members(&probe, &sk, &mut b);
-                a.sort_unstable();
-                b.sort_unstable();
-                assert_eq!(a, b, "value {v} after more pushes");
-            }
+            same(&one, &bulk, &sk, &format!("{what}, after more pushes"));
         }
     }
 }

@@ -29,23 +29,25 @@ const MIN_SLOT_BITS: u32 = 24;
 /// The widest slots (2-bit tags): slots are below `2^MAX_SLOT_BITS`.
 pub(super) const MAX_SLOT_BITS: u32 = 30;
 
-/// Sorts `(hash, slot)` entries by hash, entries of one hash in slot order (stably):
-/// a radix sort on the hash's top 32 bits, then the few entries that share them by the
-/// whole hash.
-pub(super) fn sort_entries(e: &mut [[u64; 2]]) {
-    radix_sort_by(e, 32, |x| x[0] >> 32);
-    let mut i = 0;
-    while i < e.len() {
-        let top = e[i][0] >> 32;
-        let mut k = i + 1;
-        while k < e.len() && e[k][0] >> 32 == top {
-            k += 1;
-        }
-        if k - i > 1 {
-            e[i..k].sort_unstable();
-        }
-        i = k;
+/// The `(hash, slot)` entries of `slots`, made in slot order (keys read in the order
+/// the stored documents lie in) and sorted by hash, entries of one hash in slot order:
+/// a radix sort on the hash's top 32 bits, then the few entries that share them sorted
+/// by the whole hash. Holds 32 bytes per entry while sorting.
+pub(super) fn sorted_entries(
+    slots: std::ops::Range<u32>,
+    hash: impl Fn(u32) -> u64,
+) -> Zeroed<[u64; 2]> {
+    let mut e = Zeroed::<[u64; 2]>::new(slots.len());
+    for (x, slot) in e.iter_mut().zip(slots) {
+        *x = [hash(slot), slot as u64];
     }
+    radix_sort_by(&mut e, 32, |x| x[0] >> 32);
+    for run in e.chunk_by_mut(|a, b| a[0] >> 32 == b[0] >> 32) {
+        if run.len() > 1 {
+            run.sort_unstable();
+        }
+    }
+    e
 }
 
 /// See the module docs.
@@ -99,7 +101,7 @@ impl SlotTable {
 
     /// A table of `entries`, `(hash, slot)` pairs, sized for `capacity` entries without
     /// a rebuild and for slots up to `max_slot`. The entries are placed in the order
-    /// given: sorted by hash ([`sort_entries`]), that is by home cell, the cells are
+    /// given: sorted by hash ([`sorted_entries`]), that is by home cell, the cells are
     /// written in memory order rather than at random (a cache miss each in a big state).
     /// The same lookups as inserting the entries one by one.
     pub(super) fn from_entries(capacity: usize, max_slot: u32, entries: &[[u64; 2]]) -> Self {
@@ -317,8 +319,26 @@ impl SlotTable {
 
 #[cfg(test)]
 mod tests {
-    use super::SlotTable;
+    use super::{sorted_entries, SlotTable};
     use crate::sketch::hash::mix64;
+
+    /// `sorted_entries` against a plain sort of `(hash, slot)`, with hashes that share
+    /// their top 32 bits in long runs (only the low bits tell them apart), repeated
+    /// hashes, and slots that do not start at 0.
+    #[test]
+    fn sorted_entries_equal_a_plain_sort() {
+        for (top_values, low_values) in [(1u64, 1000u64), (5, 97), (1 << 32, 3), (3, 1)] {
+            let hash = |slot: u32| {
+                let m = mix64(slot as u64);
+                ((m % top_values) << 32) | (mix64(m) % low_values)
+            };
+            let slots = 17..4017u32;
+            let mut want: Vec<[u64; 2]> = slots.clone().map(|s| [hash(s), s as u64]).collect();
+            want.sort_unstable();
+            let got = sorted_entries(slots, hash);
+            assert_eq!(&got[..], &want[..], "{top_values} {low_values}");
+        }
+    }
 
     /// The table against a vector of (key, slot), through inserts, removals and
     /// rebuilds, with keys shared by many slots and a hash that maps many keys to few
