@@ -118,6 +118,12 @@ impl Appender {
                 .map_mut(&self.file)
         }
         .map_err(io)?;
+        // The window's pages are faulted in at once, writable (Linux 5.14 and later;
+        // a hint, ignored elsewhere), instead of one fault per page as entries reach
+        // them. Its zeros past the content may then reach the disk: opening cuts a
+        // zeroed end off like a torn one.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::PopulateWrite);
         self.map = Some(map);
         self.start = start;
         Ok(())

@@ -336,7 +336,8 @@ impl Deduper {
             for e in entries {
                 match e {
                     state::Entry::Insert { id, site, sketch } => {
-                        d.store(st, &id, Prepared { sketch, site });
+                        let old = st.slot_of(&id);
+                        d.store(st, &id, Prepared { sketch, site }, old);
                     }
                     state::Entry::Remove { id } => {
                         if let Some(slot) = st.slot_of(&id) {
@@ -419,8 +420,13 @@ impl Deduper {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The document's sketch and site, or why it is rejected.
+    /// The document's sketch and site, or why it is rejected. The first cell of its
+    /// id's lookup is fetched meanwhile (a cache miss in a big state, hidden behind the
+    /// sketching), unless a writer holds the state.
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
+        if let Ok(st) = self.state.try_read() {
+            st.by_id.prefetch(id_hash(&doc.id));
+        }
         let (sketch, site) = self.pipeline.sketch_record(doc)?;
         Ok(Prepared { sketch, site })
     }
@@ -446,9 +452,11 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
+        st.prefetch(&doc.id, &p);
+        let old = st.slot_of(&doc.id);
         let v = self.verdict(&st, &p);
         self.log_insert(&mut st, &doc.id, &p)?;
-        self.store(&mut st, &doc.id, p);
+        self.store(&mut st, &doc.id, p, old);
         Ok(v)
     }
 
@@ -464,7 +472,8 @@ impl Deduper {
         };
         let mut st = self.write();
         st.prefetch(&doc.id, &p);
-        if let Some(slot) = st.slot_of(&doc.id) {
+        let old = st.slot_of(&doc.id);
+        if let Some(slot) = old {
             if st.sketches.get(slot as usize).exact == p.sketch.exact {
                 return Ok(Verdict::New);
             }
@@ -472,7 +481,7 @@ impl Deduper {
         let v = self.verdict(&st, &p);
         if v == Verdict::New {
             self.log_insert(&mut st, &doc.id, &p)?;
-            self.store(&mut st, &doc.id, p);
+            self.store(&mut st, &doc.id, p, old);
         }
         Ok(v)
     }
@@ -515,9 +524,10 @@ impl Deduper {
         st.postings.remove(slot, &st.sketches);
     }
 
-    /// Stores a document in a new slot (replacing a stored one with the same id).
-    fn store(&self, st: &mut State, id: &str, p: Prepared) {
-        if let Some(old) = st.slot_of(id) {
+    /// Stores a document in a new slot, replacing `old`, the live slot of its id if any
+    /// (the caller looked it up).
+    fn store(&self, st: &mut State, id: &str, p: Prepared, old: Option<u32>) {
+        if let Some(old) = old {
             self.unstore(st, old);
         }
         // Fewer than `MAX_SLOTS` (checked by `log_insert` and `open`).

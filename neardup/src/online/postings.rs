@@ -22,7 +22,7 @@ use super::table::{sorted_entries, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// The hash of supershingle `v` in slot `j`.
 fn key_hash(j: usize, v: u64) -> u64 {
@@ -40,7 +40,7 @@ struct Big {
 #[derive(Debug, Clone, Default)]
 struct SlotLists {
     table: SlotTable,
-    big: HashMap<u64, Big>,
+    big: ahash::AHashMap<u64, Big>,
 }
 
 impl SlotLists {
@@ -121,7 +121,7 @@ impl Postings {
             slots: (0..indexed)
                 .map(|_| SlotLists {
                     table: SlotTable::with_capacity(n),
-                    big: HashMap::new(),
+                    big: ahash::AHashMap::new(),
                 })
                 .collect(),
             limits,
