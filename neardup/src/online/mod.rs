@@ -162,11 +162,19 @@ impl State {
         self.ids.get(slot)
     }
 
-    /// Asks for the cells a check of `id` and `p` reads first (a hint).
+    /// Asks for the cells a check of `id` and `p` reads first (a hint), unless
+    /// [`Deduper::prepare`] did.
     fn prefetch(&self, id: &str, p: &Prepared) {
-        self.by_id.prefetch(id_hash(id));
-        self.exact.prefetch(exact_hash(p.sketch.exact));
-        self.postings.prefetch(&p.sketch.supershingles);
+        if !p.prefetched {
+            self.by_id.prefetch(id_hash(id));
+            self.prefetch_sketch(&p.sketch);
+        }
+    }
+
+    /// Asks for the cells of the exact fingerprint's and the posting lists' lookups.
+    fn prefetch_sketch(&self, s: &Sketch) {
+        self.exact.prefetch(exact_hash(s.exact));
+        self.postings.prefetch(&s.supershingles);
     }
 
     /// The live slot of `id`.
@@ -337,7 +345,16 @@ impl Deduper {
                 match e {
                     state::Entry::Insert { id, site, sketch } => {
                         let old = st.slot_of(&id);
-                        d.store(st, &id, Prepared { sketch, site }, old);
+                        d.store(
+                            st,
+                            &id,
+                            Prepared {
+                                sketch,
+                                site,
+                                prefetched: true,
+                            },
+                            old,
+                        );
                     }
                     state::Entry::Remove { id } => {
                         if let Some(slot) = st.slot_of(&id) {
@@ -420,15 +437,29 @@ impl Deduper {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The document's sketch and site, or why it is rejected. The first cell of its
-    /// id's lookup is fetched meanwhile (a cache miss in a big state, hidden behind the
-    /// sketching), unless a writer holds the state.
+    /// The document's sketch and site (what [`Pipeline::sketch_record`] gives), or why
+    /// it is rejected. The first cells of the lookups are asked for meanwhile, so that
+    /// their cache misses (in a big state) overlap with the work: the id's before the
+    /// sketching, the others' before the site is found. Skipped when a writer holds the
+    /// state; the caller then asks under its lock (`prefetched` false).
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         if let Ok(st) = self.state.try_read() {
             st.by_id.prefetch(id_hash(&doc.id));
         }
-        let (sketch, site) = self.pipeline.sketch_record(doc)?;
-        Ok(Prepared { sketch, site })
+        let sketch = self.pipeline.sketch_only(doc)?;
+        let prefetched = match self.state.try_read() {
+            Ok(st) => {
+                st.prefetch_sketch(&sketch);
+                true
+            }
+            Err(_) => false,
+        };
+        let site = self.pipeline.site_of(doc);
+        Ok(Prepared {
+            sketch,
+            site,
+            prefetched,
+        })
     }
 
     /// The verdict for `doc` against the stored documents; stores nothing.
@@ -594,4 +625,6 @@ impl Deduper {
 struct Prepared {
     sketch: Sketch,
     site: Option<String>,
+    /// The lookups' first cells were asked for.
+    prefetched: bool,
 }

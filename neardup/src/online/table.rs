@@ -289,8 +289,8 @@ impl SlotTable {
     /// rather than at random (in a big state, a cache miss each): the live slots are
     /// put in order (through a bitmap of the slots, or a radix sort when the slots are
     /// sparse), their keys hashed in that order (the order the stored documents lie
-    /// in), the new cells radix-sorted by the top 16 bits of their home cell and placed
-    /// in that order. It holds 8 bytes per entry twice meanwhile. (Rebuilds are about a
+    /// in), the new cells put in order of the top 12 bits of their home cell (one
+    /// counting pass) and placed in that order. It holds 8 bytes per entry twice meanwhile. (Rebuilds are about a
     /// fifth of `check_and_insert`'s own work; the bitmap and the shorter sort cut their
     /// cost by a quarter.)
     fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
@@ -335,13 +335,26 @@ impl SlotTable {
             let h = hash_of(s);
             *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
-        // Placed in order of the home cell's top 16 bits: the writes go through memory
-        // in order, a few cache lines at a time (the order within a run of cells does
-        // not change a lookup).
+        // Placed in order of the home cell's top 12 bits, put there by one counting
+        // pass: the writes go through memory in order, a few kilobytes at a time (the
+        // order within a run of cells does not change a lookup).
         let home_bits = usize::BITS - (self.cells.len() - 1).leading_zeros();
-        let skip = home_bits.saturating_sub(16);
-        radix_sort_by(&mut todo[..n], home_bits - skip, |&x| x >> (32 + skip));
+        let skip = 32 + home_bits.saturating_sub(12);
+        let mut at = vec![0usize; (1 << (home_bits.min(12))) + 1];
         for &x in &todo[..n] {
+            at[(x >> skip) as usize + 1] += 1;
+        }
+        for b in 1..at.len() {
+            at[b] += at[b - 1];
+        }
+        let mut placed = Zeroed::<u64>::new(n);
+        for &x in &todo[..n] {
+            let b = (x >> skip) as usize;
+            placed[at[b]] = x;
+            at[b] += 1;
+        }
+        drop(todo);
+        for &x in placed.iter() {
             self.put((x >> 32) as usize, x as u32);
         }
     }

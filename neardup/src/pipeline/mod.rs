@@ -266,6 +266,13 @@ impl Pipeline {
         &self,
         doc: &Document,
     ) -> std::result::Result<(Sketch, Option<String>), RejectReason> {
+        let s = self.sketch_only(doc)?;
+        Ok((s, site_of(doc, self.site_mode)))
+    }
+
+    /// [`sketch_record`](Self::sketch_record)'s sketch (or reason) without the site,
+    /// which the caller takes from [`site_of`](Self::site_of).
+    pub(crate) fn sketch_only(&self, doc: &Document) -> std::result::Result<Sketch, RejectReason> {
         if doc.body.len() > self.max_document_bytes {
             return Err(too_large(doc.body.len(), self.max_document_bytes));
         }
@@ -273,7 +280,7 @@ impl Pipeline {
         if s.terms == 0 {
             return Err(RejectReason::Empty);
         }
-        Ok((s, site_of(doc, self.site_mode)))
+        Ok(s)
     }
 
     /// Runs the pipeline over documents.
