@@ -102,8 +102,31 @@ impl<T: Pod> std::fmt::Debug for Zeroed<T> {
     }
 }
 
+/// One stable counting pass: `from`'s values written to `to` in order of `digit(x)`,
+/// a digit below `buckets` (values of one digit in their order in `from`).
+pub(super) fn counting_pass<T: Pod>(
+    from: &[T],
+    to: &mut [T],
+    buckets: usize,
+    digit: impl Fn(&T) -> usize,
+) {
+    let mut at = vec![0usize; buckets + 1];
+    for x in from {
+        at[digit(x) + 1] += 1;
+    }
+    for b in 1..at.len() {
+        at[b] += at[b - 1];
+    }
+    for x in from {
+        let d = digit(x);
+        to[at[d]] = *x;
+        at[d] += 1;
+    }
+}
+
 /// Sorts `v` by `key(x)`, a key below `2^key_bits`, stably: a least-significant-digit
-/// radix sort, a byte per pass, with its scratch block mapped like `v`'s.
+/// radix sort, a byte per pass ([`counting_pass`]), with its scratch block mapped like
+/// `v`'s.
 pub(super) fn radix_sort_by<T: Pod>(v: &mut [T], key_bits: u32, key: impl Fn(&T) -> u64) {
     let passes = key_bits.div_ceil(8);
     if v.len() < 2 || passes == 0 {
@@ -113,21 +136,7 @@ pub(super) fn radix_sort_by<T: Pod>(v: &mut [T], key_bits: u32, key: impl Fn(&T)
     let (mut from, mut to): (&mut [T], &mut [T]) = (v, &mut scratch);
     for pass in 0..passes {
         let shift = 8 * pass;
-        let mut count = [0usize; 256];
-        for x in from.iter() {
-            count[(key(x) >> shift) as usize & 255] += 1;
-        }
-        let mut at = 0;
-        for c in count.iter_mut() {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for x in from.iter() {
-            let d = (key(x) >> shift) as usize & 255;
-            to[count[d]] = *x;
-            count[d] += 1;
-        }
+        counting_pass(from, to, 256, |x| (key(x) >> shift) as usize & 255);
         std::mem::swap(&mut from, &mut to);
     }
     // After an odd number of passes the sorted values are in the scratch block.

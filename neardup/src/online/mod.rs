@@ -351,7 +351,7 @@ impl Deduper {
                             Prepared {
                                 sketch,
                                 site,
-                                prefetched: true,
+                                prefetched: false,
                             },
                             old,
                         );
