@@ -67,17 +67,127 @@ pub enum JsonlLine<'a> {
 
 /// The lines of a JSONL input that are records — every line that is not blank (only
 /// ASCII whitespace), with its `\n` and `\r` ends cut — the one rule [`super::Reader`]
-/// reads JSONL by. A line is lent from the read buffer: no allocation or copy per line,
-/// except for a line that straddles two fills of the buffer or is longer than it.
+/// reads JSONL by. A line is lent, never copied per line:
+///
+/// * An uncompressed regular file is mapped into memory ([`Mapped`]) and its lines are
+///   lent from the mapping; [`JsonlLines::shared`] hands out the last line as a
+///   [`super::RawBytes`] that shares the mapping, so other threads can parse it without a
+///   copy. Pages more than [`RELEASE_BEHIND`] bytes behind the lines done with are
+///   released from the process (they stay in the page cache), so the process's memory
+///   does not grow with the file. The lines done with are those read, or, once lines
+///   were shared, the shared lines dropped (parsed, say).
+/// * Anything else (compressed, a pipe) is read through a buffer, and a line is lent from
+///   it, except for a line that straddles two fills of the buffer or is longer than it.
 pub struct JsonlLines {
-    r: BufReader<Box<dyn Read + Send>>,
+    source: Source,
     cap: usize,
     line: u64,
-    /// Bytes of the buffer handed out by the last call, consumed by the next.
-    pending: usize,
-    /// A line read across buffer fills.
-    carry: Vec<u8>,
     done: bool,
+}
+
+enum Source {
+    Buffered {
+        r: BufReader<Box<dyn Read + Send>>,
+        /// Bytes of the buffer handed out by the last call, consumed by the next.
+        pending: usize,
+        /// A line read across buffer fills.
+        carry: Vec<u8>,
+    },
+    Mapped {
+        map: std::sync::Arc<Mapped>,
+        /// Where the next line starts.
+        pos: usize,
+        /// The last record's bytes.
+        last: std::ops::Range<usize>,
+        /// Pages before this offset were released.
+        released: usize,
+        /// Whether lines were shared: then they are done with when dropped.
+        shared: bool,
+    },
+}
+
+/// Bytes of a mapped input kept in the process behind the lines done with (see
+/// [`JsonlLines`]). A released page that is read again is mapped again from the page
+/// cache, so this bounds memory, not correctness.
+pub const RELEASE_BEHIND: usize = 4 << 20;
+
+/// Bytes released at a time, and their alignment.
+const RELEASE_STEP: usize = 2 << 20;
+
+/// A read-only memory mapping of a whole input file.
+///
+/// The file must not be truncated while it is mapped: reading a page past the new end
+/// kills the process (`SIGBUS`). Inputs are snapshots that `dedup` reads twice and
+/// expects unchanged between the passes, so this asks nothing new of them.
+pub struct Mapped {
+    map: memmap2::Mmap,
+    /// Shared lines dropped reach about this far (the furthest end, noted in steps).
+    done_with: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for Mapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mapped")
+            .field("len", &self.map.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Mapped {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+impl Mapped {
+    /// Maps `file` when it is a non-empty regular file; `None` otherwise (or when the
+    /// system refuses).
+    #[allow(unsafe_code)]
+    fn of(file: &std::fs::File) -> Option<Self> {
+        let m = file.metadata().ok()?;
+        if !m.is_file() || m.len() == 0 || usize::try_from(m.len()).is_err() {
+            return None;
+        }
+        // SAFETY: the mapping is read-only and private; the file is an input that is not
+        // written while it is read (see the type's docs on truncation).
+        let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Some(Mapped {
+            map,
+            done_with: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// A shared line ending at `end` was dropped. Noted only a step past the last note:
+    /// one shared read per line, a write per step.
+    pub(super) fn done_with(&self, end: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if end > self.done_with.load(Relaxed) + RELEASE_STEP / 2 {
+            self.done_with.fetch_max(end, Relaxed);
+        }
+    }
+
+    /// Releases the pages of `range` from the process (they stay in the page cache).
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    fn release(&self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        // SAFETY: the mapping is of a file and never written, so dropping its pages loses
+        // nothing: a later read maps the same bytes again from the file.
+        let _ = unsafe {
+            self.map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                range.start,
+                range.len(),
+            )
+        };
+    }
+
+    #[cfg(not(unix))]
+    fn release(&self, _: std::ops::Range<usize>) {}
 }
 
 impl std::fmt::Debug for JsonlLines {
@@ -85,6 +195,7 @@ impl std::fmt::Debug for JsonlLines {
         f.debug_struct("JsonlLines")
             .field("line", &self.line)
             .field("cap", &self.cap)
+            .field("mapped", &matches!(self.source, Source::Mapped { .. }))
             .finish_non_exhaustive()
     }
 }
@@ -100,9 +211,28 @@ fn record_of(line: &[u8]) -> Option<&[u8]> {
 }
 
 impl JsonlLines {
-    /// Reads `input` (decompressed as it is compressed), keeping lines of at most `cap`
-    /// bytes with their newline.
+    /// Reads `input` (decompressed as it is compressed; mapped when it is an
+    /// uncompressed regular file), keeping lines of at most `cap` bytes with their
+    /// newline.
     pub fn open(input: &super::Input, cap: usize) -> crate::error::Result<Self> {
+        if input.compression == super::Compression::None {
+            let f = std::fs::File::open(&input.path)
+                .map_err(|e| crate::error::Error::io(&input.path, e))?;
+            if let Some(map) = Mapped::of(&f) {
+                return Ok(JsonlLines {
+                    source: Source::Mapped {
+                        map: std::sync::Arc::new(map),
+                        pos: 0,
+                        last: 0..0,
+                        released: 0,
+                        shared: false,
+                    },
+                    cap: cap.max(1),
+                    line: 0,
+                    done: false,
+                });
+            }
+        }
         Ok(Self::from_reader(
             super::compression::open_decoded(input)?,
             cap,
@@ -111,12 +241,45 @@ impl JsonlLines {
 
     fn from_reader(r: BufReader<Box<dyn Read + Send>>, cap: usize) -> Self {
         JsonlLines {
-            r,
+            source: Source::Buffered {
+                r,
+                pending: 0,
+                carry: Vec::new(),
+            },
             cap: cap.max(1),
             line: 0,
-            pending: 0,
-            carry: Vec::new(),
             done: false,
+        }
+    }
+
+    /// Whether the lines are lent from a mapping of the file (see the type's docs).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.source, Source::Mapped { .. })
+    }
+
+    /// Bytes at the start of a mapped input whose pages were released.
+    #[cfg(test)]
+    fn released(&self) -> usize {
+        match &self.source {
+            Source::Mapped { released, .. } => *released,
+            Source::Buffered { .. } => 0,
+        }
+    }
+
+    /// The last record [`next`](Self::next) returned, sharing the mapping without a
+    /// copy; `None` unless the input [is mapped](Self::is_mapped).
+    pub fn shared(&mut self) -> Option<super::RawBytes> {
+        match &mut self.source {
+            Source::Mapped {
+                map, last, shared, ..
+            } => {
+                *shared = true;
+                Some(super::RawBytes::Mapped {
+                    map: map.clone(),
+                    range: last.clone(),
+                })
+            }
+            Source::Buffered { .. } => None,
         }
     }
 
@@ -124,30 +287,112 @@ impl JsonlLines {
     /// at the end.
     #[allow(clippy::should_implement_trait)] // a lending iterator: `Iterator` cannot lend
     pub fn next(&mut self) -> Option<JsonlLine<'_>> {
+        match self.source {
+            Source::Mapped { .. } => self.next_mapped(),
+            Source::Buffered { .. } => self.next_buffered(),
+        }
+    }
+
+    fn next_mapped(&mut self) -> Option<JsonlLine<'_>> {
+        let Source::Mapped {
+            map,
+            pos,
+            last,
+            released,
+            shared,
+        } = &mut self.source
+        else {
+            return None;
+        };
         loop {
+            if *pos >= map.len() {
+                self.done = true;
+                return None;
+            }
+            self.line += 1;
+            let at = self.line;
+            let start = *pos;
+            // The line with its newline (the last line may have none), looked for a step
+            // at a time: the pages of a line found too large are released as it is
+            // scanned (it is never lent), so it is not held whole.
+            let mut from = start;
+            let len = loop {
+                let to = (from + RELEASE_STEP).min(map.len());
+                if let Some(p) = memchr::memchr(b'\n', &map[from..to]) {
+                    break from + p + 1 - start;
+                }
+                if to == map.len() {
+                    break to - start;
+                }
+                from = to;
+                let upto = from & !(RELEASE_STEP - 1);
+                if from - start > self.cap && upto > *released {
+                    map.release(*released..upto);
+                    *released = upto;
+                }
+            };
+            *pos += len;
+            let done = match shared {
+                true => map.done_with.load(std::sync::atomic::Ordering::Relaxed),
+                false => *pos,
+            };
+            if done.saturating_sub(*released) >= RELEASE_BEHIND + RELEASE_STEP {
+                // Whole huge pages (2 MiB: a file's page cache may be mapped in those),
+                // which are whole pages of any smaller size too.
+                let upto = (done - RELEASE_BEHIND) & !(RELEASE_STEP - 1);
+                map.release(*released..upto);
+                *released = upto;
+            }
+            if len > self.cap {
+                return Some(JsonlLine::TooLarge {
+                    at,
+                    bytes: len as u64,
+                });
+            }
+            let Some(n) = record_of(&map[start..start + len]).map(<[u8]>::len) else {
+                continue;
+            };
+            *last = start..start + n;
+            return Some(JsonlLine::Record {
+                at,
+                bytes: &map[start..start + n],
+            });
+        }
+    }
+
+    fn next_buffered(&mut self) -> Option<JsonlLine<'_>> {
+        /// Where the record's bytes are: the buffer's first bytes, or the carry.
+        enum Got {
+            Buffer(usize),
+            Carry(usize),
+        }
+        let (at, got) = loop {
             if self.done {
                 return None;
             }
-            self.r.consume(std::mem::take(&mut self.pending));
+            let Source::Buffered { r, pending, carry } = &mut self.source else {
+                return None;
+            };
+            r.consume(std::mem::take(pending));
             self.line += 1;
             let at = self.line;
-            let chunk = match self.r.fill_buf() {
+            let chunk = match r.fill_buf() {
                 Ok(c) => c,
-                Err(e) => return Some(self.fail(at, e)),
+                Err(e) => {
+                    self.done = true;
+                    return Some(unreadable(at, e));
+                }
             };
             // A whole line in the buffer, within the cap: lent from the buffer.
             if let Some(p) = memchr::memchr(b'\n', chunk).filter(|&p| p < self.cap) {
-                self.pending = p + 1;
-                let Some(len) = record_of(&chunk[..=p]).map(<[u8]>::len) else {
-                    continue;
-                };
-                return Some(JsonlLine::Record {
-                    at,
-                    bytes: &self.r.buffer()[..len],
-                });
+                *pending = p + 1;
+                match record_of(&chunk[..=p]).map(<[u8]>::len) {
+                    None => continue,
+                    Some(len) => break (at, Got::Buffer(len)),
+                }
             }
-            self.carry.clear();
-            match read_line_capped(&mut self.r, &mut self.carry, self.cap) {
+            carry.clear();
+            match read_line_capped(r, carry, self.cap) {
                 Ok((0, _)) => {
                     self.done = true;
                     return None;
@@ -158,26 +403,34 @@ impl JsonlLines {
                         bytes: n as u64,
                     });
                 }
-                Ok(_) => {
-                    let Some(len) = record_of(&self.carry).map(<[u8]>::len) else {
-                        continue;
-                    };
-                    return Some(JsonlLine::Record {
-                        at,
-                        bytes: &self.carry[..len],
-                    });
+                Ok(_) => match record_of(carry).map(<[u8]>::len) {
+                    None => continue,
+                    Some(len) => break (at, Got::Carry(len)),
+                },
+                Err(e) => {
+                    self.done = true;
+                    return Some(unreadable(at, e));
                 }
-                Err(e) => return Some(self.fail(at, e)),
             }
-        }
-    }
-
-    fn fail(&mut self, at: u64, e: std::io::Error) -> JsonlLine<'static> {
-        self.done = true;
-        JsonlLine::Unreadable {
+        };
+        let Source::Buffered { r, carry, .. } = &self.source else {
+            return None;
+        };
+        Some(JsonlLine::Record {
             at,
-            error: e.to_string(),
-        }
+            bytes: match got {
+                Got::Buffer(len) => &r.buffer()[..len],
+                Got::Carry(len) => &carry[..len],
+            },
+        })
+    }
+}
+
+/// The line where reading failed, and why.
+fn unreadable(at: u64, e: std::io::Error) -> JsonlLine<'static> {
+    JsonlLine::Unreadable {
+        at,
+        error: e.to_string(),
     }
 }
 
@@ -419,6 +672,83 @@ mod tests {
         out
     }
 
+    /// The lines of `bytes` written to a file and read through a mapping, each record
+    /// also taken as shared bytes (which must be the same).
+    fn scan_mapped(bytes: &[u8], cap: usize) -> Vec<(u64, Option<Vec<u8>>, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        let input = crate::io::Input::detect(&path, "in.jsonl", None);
+        let mut lines = JsonlLines::open(&input, cap).unwrap();
+        // An empty file is not mapped (there is nothing to map).
+        assert_eq!(lines.is_mapped(), !bytes.is_empty());
+        let mut out = Vec::new();
+        loop {
+            let item = match lines.next() {
+                None => break,
+                Some(JsonlLine::Record { at, bytes }) => (at, Some(bytes.to_vec()), 0),
+                Some(JsonlLine::TooLarge { at, bytes }) => (at, None, bytes),
+                Some(JsonlLine::Unreadable { error, .. }) => panic!("cannot fail: {error}"),
+            };
+            if let Some(b) = &item.1 {
+                assert_eq!(
+                    &*lines.shared().unwrap(),
+                    &b[..],
+                    "shared bytes of line {}",
+                    item.0
+                );
+            }
+            out.push(item);
+        }
+        out
+    }
+
+    #[test]
+    fn a_mapped_input_releases_pages_and_shared_lines_stay_readable() {
+        // Lines of every length up to 64 KiB, about 40 MB: many release steps.
+        let mut text = Vec::new();
+        let mut expected = Vec::new();
+        let mut k = 0u64;
+        while text.len() < 40 << 20 {
+            let len = (k * 7919 % 65_536) as usize;
+            let line: Vec<u8> = (0..len)
+                .map(|i| b'a' + ((i as u64 + k) % 26) as u8)
+                .collect();
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+            if !line.is_empty() {
+                expected.push(line);
+            }
+            k += 1;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let input = crate::io::Input::detect(&path, "big.jsonl", None);
+        let mut lines = JsonlLines::open(&input, usize::MAX).unwrap();
+        assert!(lines.is_mapped());
+        let mut held = Vec::new();
+        let mut n = 0;
+        while let Some(l) = lines.next() {
+            assert!(matches!(l, JsonlLine::Record { .. }));
+            let shared = lines.shared().unwrap();
+            assert!(*shared == expected[n][..], "line {n}");
+            // Some lines are held to the end (read again after their pages were
+            // released); the rest are dropped at once, moving the release on.
+            if n % 100 == 0 {
+                held.push((n, shared));
+            }
+            n += 1;
+        }
+        assert_eq!(n, expected.len());
+        assert!(held.len() > 5);
+        // The pages behind were released, those of the held lines too.
+        assert!(lines.released() > 16 << 20, "released {}", lines.released());
+        for (i, b) in &held {
+            assert!(**b == expected[*i][..], "held line {i}");
+        }
+    }
+
     #[test]
     fn lines_are_records_as_the_rule_says() {
         let text = b"{\"a\":1}\r\n\n  \t\n{\"b\":2}\r\r\n0123456789abc\n{\"c\":3}";
@@ -433,6 +763,7 @@ mod tests {
             ]
         );
         assert_eq!(got, reference(text, 12));
+        assert_eq!(scan_mapped(text, 12), reference(text, 12));
     }
 
     proptest! {
@@ -446,6 +777,7 @@ mod tests {
             cap in 1usize..30,
         ) {
             prop_assert_eq!(scan(&bytes, buffer, cap), reference(&bytes, cap));
+            prop_assert_eq!(scan_mapped(&bytes, cap), reference(&bytes, cap));
         }
     }
 }

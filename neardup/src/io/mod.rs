@@ -27,7 +27,7 @@ mod warc;
 
 pub use compression::{Compression, Encoder};
 pub use counter::ReadCounter;
-pub use jsonl::{parse_json_record, JsonlLine, JsonlLines};
+pub use jsonl::{parse_json_record, JsonlLine, JsonlLines, Mapped, RELEASE_BEHIND};
 pub use read_ahead::ReadAhead;
 pub use warc::parse_warc;
 
@@ -170,12 +170,46 @@ pub struct RawRecord {
     /// Where it came from.
     pub position: Position,
     /// The exact bytes of the record for JSONL (the line without its newline).
-    pub raw: Option<Vec<u8>>,
+    pub raw: Option<RawBytes>,
     /// The document, or why it cannot be used; `None` for a record whose parsing was
     /// deferred (see [`Reader::defer_parsing`]): call [`RawRecord::into_document`].
     pub doc: Option<std::result::Result<Document, Rejection>>,
     /// A Parquet record whose document is deferred: its row of a decoded batch.
     pub row: Option<BatchRow>,
+}
+
+/// A JSONL record's bytes: its own, or a stretch of a mapped input file that the
+/// records read from it share (see [`JsonlLines`]).
+#[derive(Debug, Clone)]
+pub enum RawBytes {
+    /// The record's own copy.
+    Owned(Vec<u8>),
+    /// A stretch of a mapped input.
+    Mapped {
+        /// The mapping, shared by the input's records.
+        map: std::sync::Arc<Mapped>,
+        /// The record's bytes within it.
+        range: std::ops::Range<usize>,
+    },
+}
+
+impl Drop for RawBytes {
+    /// A shared line is done with: its pages may be released (see [`JsonlLines`]).
+    fn drop(&mut self) {
+        if let RawBytes::Mapped { map, range } = self {
+            map.done_with(range.end);
+        }
+    }
+}
+
+impl std::ops::Deref for RawBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            RawBytes::Owned(v) => v,
+            RawBytes::Mapped { map, range } => &map[range.clone()],
+        }
+    }
 }
 
 /// A row of a decoded batch, whose document is made when it is needed
@@ -398,6 +432,8 @@ impl Reader {
             at,
             file: None,
         };
+        // A mapped input's records share the mapping instead of copying their bytes.
+        let mapped = lines.is_mapped();
         let (at, bytes) = match lines.next() {
             None => return Ok(None),
             Some(JsonlLine::Record { at, bytes }) => (at, bytes),
@@ -417,9 +453,13 @@ impl Reader {
             }
         };
         if self.defer && !self.strict {
+            let raw = match mapped {
+                true => lines.shared(),
+                false => Some(RawBytes::Owned(bytes.to_vec())),
+            };
             return Ok(Some(RawRecord {
                 position: position(at),
-                raw: Some(bytes.to_vec()),
+                raw,
                 doc: None,
                 row: None,
             }));
@@ -437,7 +477,7 @@ impl Reader {
         }
         Ok(Some(RawRecord {
             position: position(at),
-            raw: self.keep_raw.then(|| bytes.to_vec()),
+            raw: self.keep_raw.then(|| RawBytes::Owned(bytes.to_vec())),
             doc: Some(doc),
             row: None,
         }))

@@ -14,11 +14,10 @@
 //! its temporary file.
 //!
 //! A replaced file is synced to its device before the rename, so a committed file
-//! survives a power loss whole. On Linux the disk writes start while the file is still
-//! being written: every [`WRITE_BEHIND`] bytes handed to the file, their write-back is
-//! started (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`, which does not wait), and
-//! the sync at commit waits for the last stretch only, instead of writing the whole
-//! file then.
+//! survives a power loss whole. It is written through [`Behind`]: full buffers are
+//! copied into the file by a thread of its own while the caller goes on, and on Linux
+//! the disk writes start while the file is still being written (every [`WRITE_BEHIND`]
+//! bytes, without waiting), so the sync at commit waits for the last stretch only.
 //!
 //! # Fault injection (tests only)
 //!
@@ -35,9 +34,8 @@ use std::path::{Path, PathBuf};
 /// The environment variable of the test-only fault point (see the module docs).
 pub const FAULT_ENV: &str = "NEARDUP_FAULT_AFTER";
 
-/// Bytes of a replaced file between two starts of its write-back (Linux; see the module
-/// docs).
-pub const WRITE_BEHIND: u64 = 8 << 20;
+use super::behind::Behind;
+pub use super::behind::WRITE_BEHIND;
 
 /// A file written atomically where the path allows it (see the module docs).
 pub struct AtomicFile {
@@ -50,12 +48,8 @@ pub struct AtomicFile {
 enum Target {
     Replace {
         tmp: tempfile::NamedTempFile,
-        w: BufWriter<File>,
+        w: Behind,
         dest: PathBuf,
-        /// Bytes handed to `w`.
-        handed: u64,
-        /// Bytes whose write-back was started.
-        started: u64,
     },
     InPlace(BufWriter<File>),
     Stdout(BufWriter<std::io::Stdout>),
@@ -143,14 +137,8 @@ impl AtomicFile {
                 .set_permissions(std::fs::Permissions::from_mode(0o644))
                 .map_err(|e| Error::io(path, e))?;
         }
-        let w = BufWriter::with_capacity(1 << 20, tmp.reopen().map_err(|e| Error::io(path, e))?);
-        Ok(Target::Replace {
-            tmp,
-            w,
-            dest,
-            handed: 0,
-            started: 0,
-        })
+        let w = Behind::new(tmp.reopen().map_err(|e| Error::io(path, e))?);
+        Ok(Target::Replace { tmp, w, dest })
     }
 
     /// True iff the destination is replaced on commit (a regular file or a new path),
@@ -164,9 +152,7 @@ impl AtomicFile {
         let path = self.path;
         match self.target {
             Target::Replace { tmp, w, dest, .. } => {
-                let f = w
-                    .into_inner()
-                    .map_err(|e| Error::io(&path, e.into_error()))?;
+                let f = w.finish().map_err(|e| Error::io(&path, e))?;
                 f.sync_all().map_err(|e| Error::io(&path, e))?;
                 tmp.persist(&dest).map_err(|e| Error::io(&path, e.error))?;
             }
@@ -195,51 +181,19 @@ impl Write for AtomicFile {
             }
         }
         match &mut self.target {
-            Target::Replace {
-                w, handed, started, ..
-            } => {
-                let n = w.write(buf)?;
-                *handed += n as u64;
-                // What the writer has passed on to the file.
-                let in_file = *handed - w.buffer().len() as u64;
-                if in_file - *started >= WRITE_BEHIND {
-                    start_write_back(w.get_ref(), *started, in_file - *started);
-                    *started = in_file;
-                }
-                Ok(n)
-            }
+            Target::Replace { w, .. } => w.write(buf),
             Target::InPlace(w) => w.write(buf),
             Target::Stdout(w) => w.write(buf),
         }
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match &mut self.target {
-            Target::Replace { w, .. } | Target::InPlace(w) => w.flush(),
+            Target::Replace { w, .. } => w.flush(),
+            Target::InPlace(w) => w.flush(),
             Target::Stdout(w) => w.flush(),
         }
     }
 }
-
-/// Starts writing `len` bytes of `f` from `offset` to its device, without waiting (a
-/// hint: an error is ignored, and the sync at commit writes whatever is left).
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn start_write_back(f: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: the descriptor is open for the call's length; the call reads no memory.
-    unsafe {
-        libc::sync_file_range(
-            f.as_raw_fd(),
-            offset as libc::off64_t,
-            len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        );
-    }
-}
-
-/// Elsewhere, the sync at commit writes the whole file.
-#[cfg(not(target_os = "linux"))]
-fn start_write_back(_: &File, _: u64, _: u64) {}
 
 #[cfg(test)]
 mod tests {
