@@ -126,6 +126,13 @@ pub fn write_back(
     max_record: usize,
     mut t: Targets<'_>,
 ) -> Result<Written> {
+    if t.output.is_none() && t.output_dir.is_none() && t.annotate.is_none() && t.rejects.is_none() {
+        // Nothing to write: no second pass.
+        return Ok(Written {
+            per_input_kept: vec![None; inputs.len()],
+            ..Written::default()
+        });
+    }
     let notes = Notes::new(d);
     let mut ordinal = d.previous;
     let (mut kept_n, mut rejects_n, mut annotated_n) = (0u64, 0u64, 0u64);

@@ -234,40 +234,50 @@ pub(crate) fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) ->
     }
 }
 
-/// The bucketing passes of one generator run: each pass buckets one key per document,
-/// enumerates the pairs of each bucket that `keep` accepts, and merges them into the
-/// sorted, de-duplicated output.
-struct Passes<'a> {
-    keys: Vec<(u64, u32)>,
-    out: Vec<(u32, u32)>,
+/// The bucketing passes `0..passes` of one generator run, run side by side: each pass
+/// buckets one key per document (`keys(pass)`), enumerates the pairs of each bucket that
+/// `keep` accepts, and merges them into its thread's sorted, de-duplicated pairs; the
+/// threads' pairs are merged at the end. The result is the same sorted, de-duplicated
+/// set (and the same statistics, which are sums) whatever the threads and their order.
+fn run_passes(
+    passes: usize,
     limits: BucketLimits,
-    stats: &'a mut CandidateStats,
-}
-
-impl<'a> Passes<'a> {
-    fn new(limits: BucketLimits, stats: &'a mut CandidateStats) -> Self {
-        Passes {
-            keys: Vec::new(),
-            out: Vec::new(),
-            limits,
-            stats,
-        }
-    }
-
-    fn pass(
-        &mut self,
-        keys: impl ParallelIterator<Item = (u64, u32)>,
-        keep: impl Fn(u32, u32) -> bool + Sync,
-    ) {
-        self.keys.clear();
-        self.keys.par_extend(keys);
-        bucket_pairs(&mut self.keys, self.limits, self.stats, &mut self.out, keep);
-        dedup(&mut self.out);
-    }
-
-    fn finish(self) -> Vec<(u32, u32)> {
-        finish(self.out, self.stats)
-    }
+    stats: &mut CandidateStats,
+    keys: impl Fn(usize) -> Vec<(u64, u32)> + Sync,
+    keep: impl Fn(u32, u32) -> bool + Sync,
+) -> Vec<(u32, u32)> {
+    let (st, pairs) = (0..passes)
+        .into_par_iter()
+        .fold(
+            || (CandidateStats::default(), Vec::new()),
+            |(mut st, mut out), pass| {
+                let mut k = keys(pass);
+                bucket_pairs(&mut k, limits, &mut st, &mut out, &keep);
+                out.sort_unstable();
+                out.dedup();
+                (st, out)
+            },
+        )
+        .reduce(
+            || (CandidateStats::default(), Vec::new()),
+            |(mut a, mut x), (b, y)| {
+                a.passes += b.passes;
+                a.keys += b.keys;
+                a.pairs_enumerated += b.pairs_enumerated;
+                a.big_buckets += b.big_buckets;
+                a.big_bucket_members += b.big_bucket_members;
+                x.extend(y);
+                x.sort_unstable();
+                x.dedup();
+                (a, x)
+            },
+        );
+    stats.passes += st.passes;
+    stats.keys += st.keys;
+    stats.pairs_enumerated += st.pairs_enumerated;
+    stats.big_buckets += st.big_buckets;
+    stats.big_bucket_members += st.big_bucket_members;
+    finish(pairs, stats)
 }
 
 /// Sorts and removes repeated pairs (a pair can share several buckets).
@@ -325,12 +335,16 @@ impl CandidateGenerator for Supershingles {
         let ss = |d: u32| sk.supershingles(d as usize);
         // Checked on the sketches: a key collision without real agreement is no candidate.
         let enough = |a: u32, b: u32| r == 1 || shared_supershingles(ss(a), ss(b)) >= r;
-        let mut p = Passes::new(self.limits, stats);
-        for pass in 0..self.passes(slots) {
-            let key = self.pass_key(pass, slots);
-            p.pass(active.par_iter().map(|&d| (key.of(ss(d)), d)), enough);
-        }
-        Ok(p.finish())
+        Ok(run_passes(
+            self.passes(slots),
+            self.limits,
+            stats,
+            |pass| {
+                let key = self.pass_key(pass, slots);
+                active.iter().map(|&d| (key.of(ss(d)), d)).collect()
+            },
+            enough,
+        ))
     }
 }
 
@@ -467,15 +481,19 @@ impl CandidateGenerator for CharikarBlocks {
         let blocks = (self.max_distance as usize + 1).min(bits);
         let h = self.max_distance;
         let ch = |d: u32| sk.charikar(d as usize);
-        let mut p = Passes::new(self.limits, stats);
-        for k in 0..blocks {
-            let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
-            p.pass(
-                active.par_iter().map(|&d| (block_key(ch(d), s, e, k), d)),
-                |a, b| hamming(ch(a), ch(b)) <= h,
-            );
-        }
-        Ok(p.finish())
+        Ok(run_passes(
+            blocks,
+            self.limits,
+            stats,
+            |k| {
+                let (s, e) = (k * bits / blocks, (k + 1) * bits / blocks);
+                active
+                    .iter()
+                    .map(|&d| (block_key(ch(d), s, e, k), d))
+                    .collect()
+            },
+            |a, b| hamming(ch(a), ch(b)) <= h,
+        ))
     }
 }
 
@@ -507,16 +525,20 @@ impl CandidateGenerator for PughChecksums {
             return Ok(Vec::new());
         }
         let width = sk.get(0).pugh.len();
-        let mut p = Passes::new(self.limits, stats);
-        for slot in 0..width {
-            // Empty lists (0) are left out: they never match.
-            let keys = active
-                .par_iter()
-                .map(|&d| (sk.get(d as usize).pugh[slot], d))
-                .filter(|k| k.0 != 0);
-            p.pass(keys, |_, _| true);
-        }
-        Ok(p.finish())
+        Ok(run_passes(
+            width,
+            self.limits,
+            stats,
+            |slot| {
+                // Empty lists (0) are left out: they never match.
+                active
+                    .iter()
+                    .map(|&d| (sk.get(d as usize).pugh[slot], d))
+                    .filter(|k| k.0 != 0)
+                    .collect()
+            },
+            |_, _| true,
+        ))
     }
 }
 

@@ -644,7 +644,7 @@ impl Pipeline {
             }
             groups.retain(|g| g.len() > 1);
         }
-        let exact_of: std::collections::HashMap<u32, &Vec<u32>> =
+        let exact_of: ahash::AHashMap<u32, &Vec<u32>> =
             exact_group.iter().map(|(r, m)| (*r, m)).collect();
         let mut clusters: Vec<Cluster> = Vec::with_capacity(groups.len() + exact_group.len());
         let mut in_near_cluster = vec![false; n];
