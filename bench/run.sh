@@ -49,16 +49,21 @@ if [ "${DATATROVE:-1}" != 0 ] && [ ! -x "$dtvenv/bin/python" ]; then
 fi
 
 # The CLI's whole job, wall clock and peak memory of the process, best of $repeat.
-echo "== neardup CLI, whole job, 2 threads and 1 thread, best of $repeat"
+echo "== neardup CLI, whole job, 2 threads, 1 thread, 1 thread on one core, best of $repeat"
 python3 - "$bin" "$text" "$out" "$repeat" <<'PY'
-import json, os, subprocess, sys, time
+import json, os, shutil, subprocess, sys, time
 bin, text, out, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 res = {}
-for threads in (2, 1):
+# "1c": one thread with the whole process pinned to one core (its reading and writing
+# threads too), when taskset is there: the scaling from one core to two.
+configs = [("2t", 2, []), ("1t", 1, [])]
+if shutil.which("taskset"):
+    configs.append(("1c", 1, ["taskset", "-c", "0"]))
+for key, threads, pin in configs:
     runs = []
     for _ in range(repeat):
-        report = f"{out}/report-text-{threads}t.json"
-        cmd = [bin, "dedup", text, "--threads", str(threads), "-o", f"{out}/kept-text.jsonl",
+        report = f"{out}/report-text-{key}.json"
+        cmd = pin + [bin, "dedup", text, "--threads", str(threads), "-o", f"{out}/kept-text.jsonl",
                "--report", report, "-q"]
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd)
@@ -71,8 +76,8 @@ for threads in (2, 1):
                      "maxrss_bytes": usage.ru_maxrss * 1024,
                      "peak_memory_bytes": r["peak_memory_bytes"],
                      "seconds": r["stats"]["seconds"]})
-        print(f"  {threads} thread(s): {wall:.3f} s wall, {runs[-1]['cpu']:.2f} s CPU", flush=True)
-    res[f"{threads}t"] = {"best": min(runs, key=lambda x: x["wall"]), "runs": runs,
+        print(f"  {key}: {wall:.3f} s wall, {runs[-1]['cpu']:.2f} s CPU", flush=True)
+    res[key] = {"best": min(runs, key=lambda x: x["wall"]), "runs": runs,
                           "docs": r["stats"]["read"], "bytes": r["stats"]["bytes"]}
 json.dump(res, open(f"{out}/cli-runs.json", "w"), indent=1)
 PY
@@ -130,6 +135,10 @@ show("CLI whole job, 2 threads (wall, kept records written)", f"{two['wall']:.2f
 show("CLI whole job, 1 thread", f"{one['wall']:.2f} s")
 scal = one["wall"] / two["wall"]
 show("scaling, 1 -> 2 threads", f"{scal:.2f}x", ">= 1.85x", scal >= 1.85)
+if "1c" in cli:
+    core = cli["1c"]["best"]
+    show("CLI whole job, 1 thread, process pinned to one core", f"{core['wall']:.2f} s")
+    show("  scaling, one core -> 2 threads", f"{core['wall'] / two['wall']:.2f}x")
 show("library, 2 threads, corpus in memory", f"{mem:.2f} s")
 for name, secs in peers.items():
     r_cli, r_mem = secs / two["wall"], secs / mem

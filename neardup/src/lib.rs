@@ -56,12 +56,12 @@
 //! * Min-hash values are 32-bit; sketches made with different settings or seeds are
 //!   incomparable ([`SketchConfig::fingerprint`] identifies settings).
 //! * HTML support is a fast tolerant scanner, not an HTML5 parser: see [`sketch::tokenize`].
-//! * `unsafe` code is in four private places: the runtime dispatch to AVX-512/AVX2 in
+//! * `unsafe` code is in these private places: the runtime dispatch to AVX-512/AVX2 in
 //!   `sketch::simd` (every path computes bit-identical results), a cache prefetch in
 //!   `online::table`, the memory mappings of the online deduper's files in
-//!   `online::append` and `online::mapped`, and the read-only mapping of uncompressed
-//!   JSONL inputs in `io::jsonl` (an input truncated while it is read kills the process
-//!   with `SIGBUS`; see [`io::Mapped`]).
+//!   `online::append` and `online::mapped`, the read-only mapping of uncompressed JSONL
+//!   inputs in `io::jsonl` (an input truncated while it is read kills the process with
+//!   `SIGBUS`; see [`io::Mapped`]), and the write-back hint of `persist::behind`.
 //!
 //! ## Bibliography
 //!
