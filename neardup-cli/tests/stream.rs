@@ -46,8 +46,17 @@ fn corpus(dir: &Path) -> Vec<String> {
 /// `neardup stream [--state state]` fed `lines` by a thread of its own (which stops
 /// with a broken pipe if the process dies first).
 fn spawn(lines: &[String], state: Option<&Path>) -> (Child, JoinHandle<std::io::Result<()>>) {
+    spawn_with(lines, state, &[])
+}
+
+/// [`spawn`] with more flags.
+fn spawn_with(
+    lines: &[String],
+    state: Option<&Path>,
+    flags: &[&str],
+) -> (Child, JoinHandle<std::io::Result<()>>) {
     let mut cmd = Command::new(bin());
-    cmd.arg("stream");
+    cmd.arg("stream").args(flags);
     if let Some(s) = state {
         cmd.arg("--state").arg(s);
     }
@@ -64,7 +73,12 @@ fn spawn(lines: &[String], state: Option<&Path>) -> (Child, JoinHandle<std::io::
 
 /// Streams `lines` through `neardup stream [state]`; the verdict lines.
 fn stream(lines: &[String], state: Option<&Path>) -> Vec<String> {
-    let (child, writer) = spawn(lines, state);
+    stream_with(lines, state, &[])
+}
+
+/// [`stream`] with more flags.
+fn stream_with(lines: &[String], state: Option<&Path>, flags: &[&str]) -> Vec<String> {
+    let (child, writer) = spawn_with(lines, state, flags);
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
     assert!(out.status.success());
@@ -102,6 +116,11 @@ fn verdict_lines_in_order_and_a_restart_changes_nothing() {
     let mut two = stream(a, Some(&state));
     two.extend(stream(b, Some(&state)));
     assert_eq!(two, one);
+    // Room reserved at the start, and again on the restart: the same lines.
+    let state = dir.path().join("reserved");
+    let mut three = stream_with(a, Some(&state), &["--reserve", "50000"]);
+    three.extend(stream_with(b, Some(&state), &["--reserve", "1000000"]));
+    assert_eq!(three, one);
 }
 
 #[test]

@@ -15,6 +15,8 @@
 //! throughput. Memory is the growth of the anonymous resident set. Then 10,000 other
 //! generated documents are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
 //! so that the disk does not dominate), is compacted, dropped and reopened, timed.
+//! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
+//! (outside the clock): the tables are sized for K stored documents at once.
 
 use neardup::online::SyncPolicy;
 use neardup::synth::{Generator, SynthConfig};
@@ -75,6 +77,10 @@ fn main() {
         }
         None => Deduper::new(pipeline.clone()).unwrap(),
     };
+    if let Some(k) = std::env::var("RESERVE").ok().and_then(|k| k.parse().ok()) {
+        d.reserve(k);
+        println!("reserved room for {k} documents");
+    }
     let (mut bytes, mut count, mut new) = (0u64, 0usize, 0usize);
     let (mut sketch_s, mut insert_s) = (0f64, 0f64);
     let mut gen = docs(n, 1).take(n).map(|(d, _)| d);

@@ -163,6 +163,16 @@ impl Deduper {
         without_gil(py, move || inner.sync().map_err(crate::to_py_err))
     }
 
+    /// Makes room for `additional` more stored documents at once (the tables are
+    /// resized now instead of step by step as documents come); verdicts do not change.
+    fn reserve(&self, py: Python<'_>, additional: usize) -> PyResult<()> {
+        let inner = self.inner.clone();
+        without_gil(py, move || {
+            inner.reserve(additional);
+            Ok(())
+        })
+    }
+
     /// The number of stored documents.
     fn __len__(&self) -> usize {
         self.inner.len()

@@ -31,6 +31,12 @@ def test_deduper_gives_the_verdicts_of_neardup_stream(cli, corpus, tmp_path):
     # At least the 124-byte sketch of each stored document, and far from the 692 bytes
     # of the hash-map layout it replaced (vectors count at their capacity).
     assert 124 * len(d) <= d.memory_bytes() <= 450 * len(d)
+    # Room reserved first: the same verdicts, and the tables already hold their room.
+    r = neardup.Deduper()
+    r.reserve(50_000)
+    reserved = r.memory_bytes()
+    assert reserved > 50_000 * 20
+    assert [r.check_and_insert(x)["verdict"] for x in rows] == [g["verdict"] for g in got]
     # The recall preset with the Henzinger strategy, like the CLI's flags.
     want = stream_cli(cli, [json.dumps(r) for r in rows], ["--preset", "recall", "--strategy", "henzinger"])
     d = neardup.Deduper("recall", strategy="henzinger")

@@ -26,6 +26,10 @@ pub struct StreamArgs {
     /// documents; 0: never.
     #[arg(long, default_value_t = 1_000_000)]
     pub compact_every: u64,
+    /// Make room at once for this many more stored documents (the deduper's tables are
+    /// sized now instead of growing step by step); the verdicts are the same.
+    #[arg(long)]
+    pub reserve: Option<usize>,
     #[command(flatten)]
     pub fields: FieldArgs,
     #[command(flatten)]
@@ -78,6 +82,9 @@ pub fn stream(args: StreamArgs) -> Result<()> {
         Some(dir) => Deduper::open(dir, pipeline, sync)?,
         None => Deduper::new(pipeline)?,
     };
+    if let Some(n) = args.reserve {
+        d.reserve(n);
+    }
     let fields = args.fields.fields(
         priority,
         params

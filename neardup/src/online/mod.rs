@@ -412,6 +412,35 @@ impl Deduper {
         &self.pipeline
     }
 
+    /// Makes room for `additional` more stored documents, like `Vec::reserve`: the
+    /// tables are resized once now, to the size they would grow to for that many,
+    /// instead of step by step (1.5× at a time, each step moving every entry) as
+    /// documents come. For a job that knows its scale; memory is taken now (about 50
+    /// bytes per reserved document for the tables, before any is stored). Nothing
+    /// changes in what is stored or in any verdict.
+    pub fn reserve(&self, additional: usize) {
+        let mut st = self.write();
+        let st = &mut *st;
+        let slots = st.ids.len().saturating_add(additional).min(MAX_SLOTS);
+        let total = st.live.saturating_add(additional).min(MAX_SLOTS);
+        let max_slot = slots.saturating_sub(1) as u32;
+        st.ids.reserve(additional.min(MAX_SLOTS));
+        st.sites.reserve(additional.min(MAX_SLOTS));
+        let State {
+            ids,
+            by_id,
+            exact,
+            sketches,
+            postings,
+            ..
+        } = st;
+        by_id.reserve(total, max_slot, |s| id_hash(ids.get(s)));
+        exact.reserve(total, max_slot, |s| {
+            exact_hash(sketches.get(s as usize).exact)
+        });
+        postings.reserve(total, max_slot, sketches);
+    }
+
     /// Stored documents.
     pub fn len(&self) -> usize {
         self.read().live

@@ -133,6 +133,16 @@ impl Postings {
         self.slots.iter().map(|l| l.table.bytes()).sum()
     }
 
+    /// Makes room in every slot's table for `total` entries with slots up to `max_slot`
+    /// (see [`SlotTable::reserve`]).
+    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, sk: &Sketches) {
+        for (j, lists) in self.slots.iter_mut().enumerate() {
+            lists.table.reserve(total, max_slot, |s| {
+                key_hash(j, sk.supershingles(s as usize)[j])
+            });
+        }
+    }
+
     /// Appends the stored document `slot` (its sketch already in `sk`) to its lists.
     pub(super) fn push(&mut self, slot: u32, sk: &Sketches) {
         for (j, lists) in self.slots.iter_mut().enumerate() {

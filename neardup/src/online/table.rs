@@ -194,6 +194,18 @@ impl SlotTable {
         self.tag_of(h) << self.slot_bits | slot
     }
 
+    /// Makes room for `total` live entries with slots up to `max_slot`, so that inserting
+    /// up to there rebuilds nothing: one rebuild now, to the size a rebuild at `total`
+    /// would give, when the table would grow or its slots widen before. `hash_of` as
+    /// for [`insert`](Self::insert).
+    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
+        let bits = (32 - max_slot.leading_zeros()).max(self.slot_bits);
+        let total = total.max(self.live);
+        if bits > self.slot_bits || (total + self.dead) * 8 > self.cells.len() * 7 {
+            self.rebuild(total, bits, &hash_of);
+        }
+    }
+
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
     /// a rebuild.
     pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
@@ -405,6 +417,41 @@ mod tests {
                     assert_eq!(got, want, "key {k} after slot {slot}");
                 }
             }
+        }
+    }
+
+    /// A reserve makes room once: inserting up to the reserved count (slots wider than
+    /// the table had) moves no cell, and every entry is found, those from before the
+    /// reserve too.
+    #[test]
+    fn a_reserve_rebuilds_once_and_loses_nothing() {
+        let key = |s: u32| (s % 1000) as u64;
+        let hash = |k: u64| mix64(k);
+        let mut t = SlotTable::with_slot_bits(4);
+        for slot in 0..100u32 {
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+        }
+        t.reserve(50_000, 49_999, |s| hash(key(s)));
+        let (cells, bits) = (t.cells.len(), t.slot_bits);
+        assert!(bits >= 16, "slots widened for 49,999: {bits} bits");
+        for slot in 100..50_000u32 {
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+            assert_eq!(t.cells.len(), cells, "rebuilt at slot {slot}");
+        }
+        assert_eq!(t.slot_bits, bits);
+        // A smaller reserve does nothing.
+        t.reserve(10, 9, |s| hash(key(s)));
+        assert_eq!(t.cells.len(), cells);
+        for k in (0..1000u64).step_by(7) {
+            let mut got = Vec::new();
+            t.candidates(hash(k), |s| {
+                if key(s) == k {
+                    got.push(s)
+                }
+            });
+            got.sort_unstable();
+            let want: Vec<u32> = (0..50_000u32).filter(|&s| key(s) == k).collect();
+            assert_eq!(got, want, "key {k}");
         }
     }
 
