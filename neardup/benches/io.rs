@@ -1,7 +1,8 @@
-//! JSONL line splitting: [`JsonlLines`] (lines lent from the read buffer) against the
-//! per-line reading it replaced in `dedup`'s second pass (each line read into a vector
-//! of its own with `read_until`, its ends cut, blank lines skipped). Both count the
-//! records and their bytes, checked equal inside the loop.
+//! JSONL line splitting: [`JsonlLines`] on a mapped file (lines lent from the mapping)
+//! and through a read buffer (lines lent from the buffer), against the per-line reading
+//! it replaced in `dedup`'s second pass (each line read into a vector of its own with
+//! `read_until`, its ends cut, blank lines skipped). All count the records and their
+//! bytes, checked inside the loop.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup::io::{Input, JsonlLine, JsonlLines};
 use std::io::BufRead;
@@ -35,18 +36,28 @@ fn split(c: &mut Criterion) {
     let cap = 64 << 20;
     let mut g = c.benchmark_group("jsonl-lines");
     g.throughput(Throughput::Bytes(data.len() as u64));
-    g.bench_function("lent", |b| {
-        b.iter(|| {
-            let mut lines = JsonlLines::open(&input, cap).unwrap();
-            let (mut n, mut bytes) = (0u64, 0u64);
-            while let Some(l) = lines.next() {
-                if let JsonlLine::Record { bytes: r, .. } = l {
-                    n += 1;
-                    bytes += r.len() as u64;
-                }
+    let count = |mut lines: JsonlLines| {
+        let (mut n, mut bytes) = (0u64, 0u64);
+        while let Some(l) = lines.next() {
+            if let JsonlLine::Record { bytes: r, .. } = l {
+                n += 1;
+                bytes += r.len() as u64;
             }
-            assert_eq!(n, 20_000);
-            bytes
+        }
+        assert_eq!(n, 20_000);
+        bytes
+    };
+    g.bench_function("lent from the read buffer", |b| {
+        b.iter(|| {
+            let f = std::fs::File::open(&path).unwrap();
+            count(JsonlLines::from_read(Box::new(f), cap))
+        })
+    });
+    g.bench_function("lent from a mapping", |b| {
+        b.iter(|| {
+            let lines = JsonlLines::open(&input, cap).unwrap();
+            assert!(lines.is_mapped());
+            count(lines)
         })
     });
     g.bench_function("read_until, a vector per line (baseline)", |b| {

@@ -239,6 +239,12 @@ impl JsonlLines {
         ))
     }
 
+    /// Reads the lines of `r` (any reader: standard input, a decoder) through a buffer
+    /// of 1 MiB, keeping lines of at most `cap` bytes with their newline.
+    pub fn from_read(r: Box<dyn Read + Send>, cap: usize) -> Self {
+        Self::from_reader(BufReader::with_capacity(1 << 20, r), cap)
+    }
+
     fn from_reader(r: BufReader<Box<dyn Read + Send>>, cap: usize) -> Self {
         JsonlLines {
             source: Source::Buffered {
