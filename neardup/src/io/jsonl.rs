@@ -149,8 +149,8 @@ impl Mapped {
         if !m.is_file() || m.len() == 0 || usize::try_from(m.len()).is_err() {
             return None;
         }
-        // SAFETY: the mapping is read-only and private; the file is an input that is not
-        // written while it is read (see the type's docs on truncation).
+        // SAFETY: the mapping is read-only (never written through); the file is an input
+        // that is not truncated while it is read (see the type's docs).
         let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
         let _ = map.advise(memmap2::Advice::Sequential);
         Some(Mapped {
