@@ -2,10 +2,11 @@
 //! and through a read buffer (lines lent from the buffer), against the per-line reading
 //! it replaced in `dedup`'s second pass (each line read into a vector of its own with
 //! `read_until`, its ends cut, blank lines skipped). All count the records and their
-//! bytes, checked inside the loop.
+//! bytes, checked inside the loop. And output files: [`neardup::persist::AtomicFile`]
+//! (written by a thread of its own) against a plain buffered writer.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup::io::{Input, JsonlLine, JsonlLines};
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 
 fn corpus() -> Vec<u8> {
     let mut out = Vec::new();
@@ -86,5 +87,43 @@ fn split(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, split);
+/// Output files: 64 MiB handed over in pieces of a JSONL line's size through
+/// [`neardup::persist::AtomicFile`] (its buffers written by a thread of its own, see
+/// `persist::behind`) against a plain 1 MiB `BufWriter` on the caller's thread. Both
+/// write into the page cache of a temporary file and are dropped without a sync (the
+/// atomic file is abandoned, not committed), so the disk is out of the figure.
+fn write(c: &mut Criterion) {
+    let piece: Vec<u8> = (0..1_700u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let total = 64usize << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = c.benchmark_group("output-file");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.sample_size(20);
+    g.bench_function("AtomicFile, writing thread", |b| {
+        b.iter(|| {
+            let mut f = neardup::persist::AtomicFile::create(dir.path().join("a.jsonl")).unwrap();
+            let mut n = 0;
+            while n < total {
+                f.write_all(&piece).unwrap();
+                n += piece.len();
+            }
+            f.flush().unwrap();
+        })
+    });
+    g.bench_function("BufWriter on the caller's thread (baseline)", |b| {
+        b.iter(|| {
+            let file = std::fs::File::create(dir.path().join("b.jsonl")).unwrap();
+            let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
+            let mut n = 0;
+            while n < total {
+                f.write_all(&piece).unwrap();
+                n += piece.len();
+            }
+            f.flush().unwrap();
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, split, write);
 criterion_main!(benches);
