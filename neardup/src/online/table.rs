@@ -301,7 +301,7 @@ impl SlotTable {
     /// rather than at random (in a big state, a cache miss each): the live slots are
     /// put in order (through a bitmap of the slots, or a radix sort when the slots are
     /// sparse), their keys hashed in that order (the order the stored documents lie
-    /// in), the new cells put in order of the top 12 bits of their home cell (one
+    /// in), the new cells put in order of the top 8 bits of their home cell (one
     /// counting pass) and placed in that order. It holds 8 bytes per entry twice
     /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
     /// bitmap and the shorter sort cut their cost by a quarter.)
@@ -347,21 +347,31 @@ impl SlotTable {
             let h = hash_of(s);
             *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
-        // Placed in order of the home cell's top 12 bits, put there by one counting
-        // pass: the writes go through memory in order, a few kilobytes at a time (the
-        // order within a run of cells does not change a lookup).
+        // Placed in order of the home cell's top 8 bits, put there by one counting
+        // pass: the writes go through memory in order, within a window of 1/256 of the
+        // table at a time (the order within a run of cells does not change a lookup).
+        // 256 ways scatter faster than 4,096 (fewer write streams at once: 0.61 → 0.52 s
+        // of counting at 3 M stored; end to end at 10 M within the noise), and the
+        // placing is no slower (a window of the table stays in the cache: 266 KB at
+        // 10 M).
         let home_bits = usize::BITS - (self.cells.len() - 1).leading_zeros();
-        let skip = 32 + home_bits.saturating_sub(12);
+        let skip = 32 + home_bits.saturating_sub(PLACE_BITS);
         let mut placed = Zeroed::<u64>::new(n);
-        counting_pass(&todo[..n], &mut placed, 1 << home_bits.min(12), |&x| {
-            (x >> skip) as usize
-        });
+        counting_pass(
+            &todo[..n],
+            &mut placed,
+            1 << home_bits.min(PLACE_BITS),
+            |&x| (x >> skip) as usize,
+        );
         drop(todo);
         for &x in placed.iter() {
             self.put((x >> 32) as usize, x as u32);
         }
     }
 }
+
+/// The leading bits of the home cell a rebuild orders the new cells by.
+const PLACE_BITS: u32 = 8;
 
 #[cfg(test)]
 mod tests {
