@@ -55,6 +55,18 @@ pub struct CandidateStats {
     pub candidates: u64,
 }
 
+impl CandidateStats {
+    /// Adds the work counted in `other` (passes, keys, pairs enumerated, big buckets);
+    /// `candidates`, counted once on the merged pairs, is left alone.
+    fn add_work(&mut self, other: &CandidateStats) {
+        self.passes += other.passes;
+        self.keys += other.keys;
+        self.pairs_enumerated += other.pairs_enumerated;
+        self.big_buckets += other.big_buckets;
+        self.big_bucket_members += other.big_bucket_members;
+    }
+}
+
 /// Stage one of the pipeline: candidate pairs from sketches.
 pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
     /// A short name for reports.
@@ -261,22 +273,14 @@ fn run_passes(
         .reduce(
             || (CandidateStats::default(), Vec::new()),
             |(mut a, mut x), (b, y)| {
-                a.passes += b.passes;
-                a.keys += b.keys;
-                a.pairs_enumerated += b.pairs_enumerated;
-                a.big_buckets += b.big_buckets;
-                a.big_bucket_members += b.big_bucket_members;
+                a.add_work(&b);
                 x.extend(y);
                 x.sort_unstable();
                 x.dedup();
                 (a, x)
             },
         );
-    stats.passes += st.passes;
-    stats.keys += st.keys;
-    stats.pairs_enumerated += st.pairs_enumerated;
-    stats.big_buckets += st.big_buckets;
-    stats.big_bucket_members += st.big_bucket_members;
+    stats.add_work(&st);
     finish(pairs, stats)
 }
 

@@ -157,6 +157,17 @@ fn exact_hash(exact: u128) -> u64 {
     mix64(exact as u64 ^ mix64((exact >> 64) as u64))
 }
 
+/// The ids' table key of a stored slot: the hash of its id (for building and rebuilding
+/// the table; the one rule, beside [`id_hash`] of a new id).
+fn stored_id_hash(ids: &ids::Ids) -> impl Fn(u32) -> u64 + Sync + '_ {
+    move |s| id_hash(ids.get(s))
+}
+
+/// The exact fingerprints' table key of a stored slot.
+fn stored_exact_hash(sketches: &Sketches) -> impl Fn(u32) -> u64 + Sync + '_ {
+    move |s| exact_hash(sketches.get(s as usize).exact)
+}
+
 impl State {
     fn id(&self, slot: u32) -> &str {
         self.ids.get(slot)
@@ -308,7 +319,7 @@ impl Deduper {
             let (ids, exact) = rayon::join(
                 || -> Result<SlotTable> {
                     let id = |s: u64| ids.get(s as u32);
-                    let e = sorted_entries(slots.clone(), |s| id_hash(ids.get(s)));
+                    let e = sorted_entries(slots.clone(), stored_id_hash(ids));
                     // Equal ids have equal hashes: look within each run of one hash.
                     for run in e.chunk_by(|a, b| a[0] == b[0]).filter(|r| r.len() > 1) {
                         for (i, a) in run.iter().enumerate() {
@@ -329,9 +340,7 @@ impl Deduper {
                     let (_, t) = rayon::join(
                         || postings.build_all(slots.clone(), sketches, total),
                         || {
-                            let e = sorted_entries(slots.clone(), |s| {
-                                exact_hash(sketches.get(s as usize).exact)
-                            });
+                            let e = sorted_entries(slots.clone(), stored_exact_hash(sketches));
                             SlotTable::from_entries(total, max_slot, &e)
                         },
                     );
@@ -434,10 +443,8 @@ impl Deduper {
             postings,
             ..
         } = st;
-        by_id.reserve(total, max_slot, |s| id_hash(ids.get(s)));
-        exact.reserve(total, max_slot, |s| {
-            exact_hash(sketches.get(s as usize).exact)
-        });
+        by_id.reserve(total, max_slot, stored_id_hash(ids));
+        exact.reserve(total, max_slot, stored_exact_hash(sketches));
         postings.reserve(total, max_slot, sketches);
     }
 
@@ -604,10 +611,12 @@ impl Deduper {
             postings,
             ..
         } = st;
-        by_id.insert(id_hash(id), slot, |s| id_hash(ids.get(s)));
-        exact.insert(exact_hash(p.sketch.exact), slot, |s| {
-            exact_hash(sketches.get(s as usize).exact)
-        });
+        by_id.insert(id_hash(id), slot, stored_id_hash(ids));
+        exact.insert(
+            exact_hash(p.sketch.exact),
+            slot,
+            stored_exact_hash(sketches),
+        );
         postings.push(slot, sketches);
         st.live += 1;
     }
