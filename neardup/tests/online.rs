@@ -194,6 +194,30 @@ fn remove_and_replace() {
     ));
 }
 
+/// `insert` stores a document whatever its verdict, in every table: an exact duplicate
+/// stored by `insert` is found as a near-duplicate's match once its twin is removed (its
+/// check stopped at the exact match, before the posting lists, so storing it walks them).
+#[test]
+fn an_exact_duplicate_stored_by_insert_is_in_the_posting_lists() {
+    let d = Deduper::new(pipeline(false)).unwrap();
+    // 2,000 distinct terms: one more is a near-duplicate (about 3 Charikar bits apart).
+    let text: String = (0..2000).map(|i| format!("t{i} ")).collect();
+    assert_eq!(
+        d.insert(&Document::text("a1", text.clone())).unwrap(),
+        Verdict::New
+    );
+    assert_eq!(
+        d.insert(&Document::text("a2", text.clone())).unwrap(),
+        Verdict::Exact { of: "a1".into() }
+    );
+    assert!(d.remove("a1").unwrap());
+    let near = Document::text("n", format!("{text}one"));
+    match d.check(&near) {
+        Verdict::Near { of, .. } => assert_eq!(of, "a2"),
+        v => panic!("expected a near-duplicate of a2, got {v:?}"),
+    }
+}
+
 #[test]
 fn batch_only_settings_are_refused() {
     let mut b = Pipeline::builder();

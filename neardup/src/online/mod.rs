@@ -60,7 +60,7 @@ use crate::sketch::{Sketch, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
 use std::sync::RwLock;
-use table::{sorted_entries, SlotTable};
+use table::{sorted_entries, RunEnd, SlotTable};
 
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +147,18 @@ struct State {
     live: usize,
     /// The durable log, for a deduper opened on a directory.
     log: Option<state::Log>,
+    /// Scratch for [`Walked`], kept between documents.
+    walked: Walked,
+}
+
+/// Where a check's walks of the tables ended, for the insert of the same document right
+/// after it under the same lock: the insert then walks no run again
+/// ([`SlotTable::insert_at`]).
+#[derive(Debug, Default)]
+struct Walked {
+    id: Option<RunEnd>,
+    exact: Option<RunEnd>,
+    postings: Vec<Option<postings::ListEnd>>,
 }
 
 fn id_hash(id: &str) -> u64 {
@@ -173,30 +185,36 @@ impl State {
         self.ids.get(slot)
     }
 
-    /// Asks for the cells a check of `id` and `p` reads first (a hint), unless
+    /// Asks for the cells a check of `p` reads first (a hint), unless
     /// [`Deduper::prepare`] did.
-    fn prefetch(&self, id: &str, p: &Prepared) {
+    fn prefetch(&self, p: &Prepared) {
         if !p.prefetched {
-            self.by_id.prefetch(id_hash(id));
-            self.prefetch_sketch(&p.sketch);
+            self.prefetch_all(p.id_hash, &p.sketch);
         }
     }
 
-    /// Asks for the cells of the exact fingerprint's and the posting lists' lookups.
-    fn prefetch_sketch(&self, s: &Sketch) {
+    /// Asks for the home cells of the id's, the exact fingerprint's and the posting
+    /// lists' lookups.
+    fn prefetch_all(&self, id_hash: u64, s: &Sketch) {
+        self.by_id.prefetch(id_hash);
         self.exact.prefetch(exact_hash(s.exact));
         self.postings.prefetch(&s.supershingles);
     }
 
-    /// The live slot of `id`.
-    fn slot_of(&self, id: &str) -> Option<u32> {
+    /// The live slot of `id`, whose [`id_hash`] is `h`.
+    fn slot_of(&self, id: &str, h: u64) -> Option<u32> {
+        self.walk_id(id, h).0
+    }
+
+    /// The live slot of `id`, whose [`id_hash`] is `h`, and where the walk ended.
+    fn walk_id(&self, id: &str, h: u64) -> (Option<u32>, RunEnd) {
         let mut found = None;
-        self.by_id.candidates(id_hash(id), |s| {
+        let end = self.by_id.candidates(h, |s| {
             if found.is_none() && self.id(s) == id {
                 found = Some(s);
             }
         });
-        found
+        (found, end)
     }
 
     /// Bytes held by the stored documents (vectors at their capacity).
@@ -269,6 +287,7 @@ impl Deduper {
                 postings,
                 live: 0,
                 log: None,
+                walked: Walked::default(),
             }),
         })
     }
@@ -297,7 +316,7 @@ impl Deduper {
                 }
                 st.ids.push(id);
                 st.sites
-                    .push(site.map_or(NO_SITE, |name| st.site_names.intern(name)));
+                    .push(site.map_or(NO_SITE, |name| st.site_names.intern(&name)));
             }
             drop(snap.ids);
             st.sketches = snap.sketches;
@@ -353,20 +372,18 @@ impl Deduper {
             for e in entries {
                 match e {
                     state::Entry::Insert { id, site, sketch } => {
-                        let old = st.slot_of(&id);
-                        d.store(
-                            st,
-                            &id,
-                            Prepared {
-                                sketch,
-                                site,
-                                prefetched: false,
-                            },
-                            old,
-                        );
+                        let h = id_hash(&id);
+                        let old = st.slot_of(&id, h);
+                        let p = Prepared {
+                            sketch,
+                            site,
+                            id_hash: h,
+                            prefetched: false,
+                        };
+                        d.store(st, &id, &p, old, None);
                     }
                     state::Entry::Remove { id } => {
-                        if let Some(slot) = st.slot_of(&id) {
+                        if let Some(slot) = st.slot_of(&id, id_hash(&id)) {
                             d.unstore(st, slot);
                         }
                     }
@@ -393,7 +410,7 @@ impl Deduper {
         };
         for slot in 0..st.ids.len() as u32 {
             let id = st.id(slot);
-            if st.slot_of(id) == Some(slot) {
+            if st.slot_of(id, id_hash(id)) == Some(slot) {
                 snap.ids.push(id.to_string());
                 let site = st.sites[slot as usize];
                 snap.sites
@@ -473,19 +490,20 @@ impl Deduper {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The document's sketch and site (what [`Pipeline::sketch_record`] gives), or why
-    /// it is rejected. The first cells of the lookups are asked for meanwhile, so that
-    /// their cache misses (in a big state) overlap with the work: the id's before the
-    /// sketching, the others' before the site is found. Skipped when a writer holds the
-    /// state; the caller then asks under its lock (`prefetched` false).
+    /// The document's sketch and site (what [`Pipeline::sketch_record`] gives) and the
+    /// hash of its id, or why it is rejected. Cache misses are overlapped with work:
+    /// the id's bytes are asked for before the sketching (the document may be out of
+    /// the cache; its id is first read after), and the home cells of the seven lookups
+    /// (in a big state, a miss each) together after it, before the site is found. The
+    /// cells are skipped when a writer holds the state; the caller then asks under its
+    /// lock (`prefetched` false).
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
-        if let Ok(st) = self.state.try_read() {
-            st.by_id.prefetch(id_hash(&doc.id));
-        }
+        table::prefetch_bytes(doc.id.as_bytes());
         let sketch = self.pipeline.sketch_only(doc)?;
+        let id_hash = id_hash(&doc.id);
         let prefetched = match self.state.try_read() {
             Ok(st) => {
-                st.prefetch_sketch(&sketch);
+                st.prefetch_all(id_hash, &sketch);
                 true
             }
             Err(_) => false,
@@ -494,6 +512,7 @@ impl Deduper {
         Ok(Prepared {
             sketch,
             site,
+            id_hash,
             prefetched,
         })
     }
@@ -504,8 +523,8 @@ impl Deduper {
             Err(reason) => Verdict::Rejected { reason },
             Ok(p) => {
                 let st = self.read();
-                st.prefetch(&doc.id, &p);
-                self.verdict(&st, &p)
+                st.prefetch(&p);
+                self.verdict(&st, &p, None)
             }
         }
     }
@@ -519,12 +538,17 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
-        st.prefetch(&doc.id, &p);
-        let old = st.slot_of(&doc.id);
-        let v = self.verdict(&st, &p);
-        self.log_insert(&mut st, &doc.id, &p)?;
-        self.store(&mut st, &doc.id, p, old);
-        Ok(v)
+        st.prefetch(&p);
+        let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
+        let mut walked = std::mem::take(&mut st.walked);
+        walked.id = Some(id_end);
+        let v = self.verdict(&st, &p, Some(&mut walked));
+        let logged = self.log_insert(&mut st, &doc.id, &p);
+        if logged.is_ok() {
+            self.store(&mut st, &doc.id, &p, old, Some(&walked));
+        }
+        st.walked = walked;
+        logged.map(|()| v)
     }
 
     /// Checks `doc` and stores it when it is new, atomically: of two racing
@@ -538,26 +562,32 @@ impl Deduper {
             Ok(p) => p,
         };
         let mut st = self.write();
-        st.prefetch(&doc.id, &p);
-        let old = st.slot_of(&doc.id);
+        st.prefetch(&p);
+        let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         if let Some(slot) = old {
             if st.sketches.get(slot as usize).exact == p.sketch.exact {
                 return Ok(Verdict::New);
             }
         }
-        let v = self.verdict(&st, &p);
+        let mut walked = std::mem::take(&mut st.walked);
+        walked.id = Some(id_end);
+        let v = self.verdict(&st, &p, Some(&mut walked));
+        let mut logged = Ok(());
         if v == Verdict::New {
-            self.log_insert(&mut st, &doc.id, &p)?;
-            self.store(&mut st, &doc.id, p, old);
+            logged = self.log_insert(&mut st, &doc.id, &p);
+            if logged.is_ok() {
+                self.store(&mut st, &doc.id, &p, old, Some(&walked));
+            }
         }
-        Ok(v)
+        st.walked = walked;
+        logged.map(|()| v)
     }
 
     /// Removes the document `id`; false when it is not stored. An error is a failure to
     /// log the change (nothing was applied).
     pub fn remove(&self, id: &str) -> Result<bool> {
         let mut st = self.write();
-        let Some(slot) = st.slot_of(id) else {
+        let Some(slot) = st.slot_of(id, id_hash(id)) else {
             return Ok(false);
         };
         if let Some(log) = st.log.as_mut() {
@@ -592,15 +622,28 @@ impl Deduper {
     }
 
     /// Stores a document in a new slot, replacing `old`, the live slot of its id if any
-    /// (the caller looked it up).
-    fn store(&self, st: &mut State, id: &str, p: Prepared, old: Option<u32>) {
+    /// (the caller looked it up); `walked`, what the check of the document just before
+    /// found, if there was one. (Taking `old` out changes the lists the check walked, so
+    /// then the walks are made again.)
+    fn store(
+        &self,
+        st: &mut State,
+        id: &str,
+        p: &Prepared,
+        old: Option<u32>,
+        walked: Option<&Walked>,
+    ) {
+        let walked = walked.filter(|_| old.is_none());
         if let Some(old) = old {
             self.unstore(st, old);
         }
         // Fewer than `MAX_SLOTS` (checked by `log_insert` and `open`).
         let slot = st.ids.len() as u32;
         st.ids.push(id);
-        let site = p.site.map_or(NO_SITE, |name| st.site_names.intern(name));
+        let site = p
+            .site
+            .as_deref()
+            .map_or(NO_SITE, |name| st.site_names.intern(name));
         st.sites.push(site);
         st.sketches.push(&p.sketch);
         let State {
@@ -611,24 +654,41 @@ impl Deduper {
             postings,
             ..
         } = st;
-        by_id.insert(id_hash(id), slot, stored_id_hash(ids));
-        exact.insert(
-            exact_hash(p.sketch.exact),
-            slot,
-            stored_exact_hash(sketches),
-        );
-        postings.push(slot, sketches);
+        let eh = exact_hash(p.sketch.exact);
+        match walked {
+            Some(Walked {
+                id: Some(id_end),
+                exact: Some(exact_end),
+                postings: lists,
+            }) => {
+                by_id.insert_at(*id_end, p.id_hash, slot, stored_id_hash(ids));
+                exact.insert_at(*exact_end, eh, slot, stored_exact_hash(sketches));
+                postings.push_at(slot, sketches, lists);
+            }
+            _ => {
+                by_id.insert(p.id_hash, slot, stored_id_hash(ids));
+                exact.insert(eh, slot, stored_exact_hash(sketches));
+                postings.push(slot, sketches);
+            }
+        }
         st.live += 1;
     }
 
-    fn verdict(&self, st: &State, p: &Prepared) -> Verdict {
+    /// The verdict for `p` against the stored documents; where the walks of the exact
+    /// fingerprint's and the posting lists' tables ended goes to `walked`, if given (all
+    /// of them for a new document).
+    fn verdict(&self, st: &State, p: &Prepared, mut walked: Option<&mut Walked>) -> Verdict {
         let e = p.sketch.exact;
         let mut first: Option<u32> = None;
-        st.exact.candidates(exact_hash(e), |s| {
+        let end = st.exact.candidates(exact_hash(e), |s| {
             if st.sketches.get(s as usize).exact == e && first.is_none_or(|f| s < f) {
                 first = Some(s);
             }
         });
+        if let Some(w) = walked.as_deref_mut() {
+            w.exact = Some(end);
+            w.postings.clear();
+        }
         if let Some(first) = first {
             return Verdict::Exact {
                 of: st.id(first).to_string(),
@@ -636,7 +696,11 @@ impl Deduper {
         }
         let mut cand: Vec<u32> = Vec::new();
         st.postings
-            .members(&p.sketch.supershingles, &st.sketches, &mut cand);
+            .members(&p.sketch.supershingles, &st.sketches, &mut cand, |list| {
+                if let Some(w) = walked.as_deref_mut() {
+                    w.postings.push(list);
+                }
+            });
         cand.sort_unstable();
         cand.dedup();
         let me = p.sketch.as_ref();
@@ -663,6 +727,8 @@ impl Deduper {
 struct Prepared {
     sketch: Sketch,
     site: Option<String>,
+    /// [`id_hash`] of the document's id.
+    id_hash: u64,
     /// The lookups' first cells were asked for.
     prefetched: bool,
 }

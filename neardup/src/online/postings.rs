@@ -18,7 +18,7 @@
 //!
 //! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use super::table::{sorted_entries, SlotTable};
+use super::table::{sorted_entries, RunEnd, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
@@ -36,6 +36,14 @@ struct Big {
     recent: VecDeque<u32>,
 }
 
+/// What a check's walk of a list in its table found, for an insert right after
+/// ([`Postings::push_at`]): the members of the list and where the walk ended.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ListEnd {
+    members: usize,
+    end: RunEnd,
+}
+
 /// The posting lists of one indexed slot `j`: small lists in a table, big ones aside.
 #[derive(Debug, Clone, Default)]
 struct SlotLists {
@@ -44,10 +52,19 @@ struct SlotLists {
 }
 
 impl SlotLists {
-    fn push(&mut self, j: usize, slot: u32, sk: &Sketches, limits: BucketLimits) {
+    /// Adds `slot` to its list; `walked` what a check's walk of the list in the table
+    /// found, if there was one with no change since.
+    fn push(
+        &mut self,
+        j: usize,
+        slot: u32,
+        sk: &Sketches,
+        limits: BucketLimits,
+        walked: Option<ListEnd>,
+    ) {
         let BucketLimits { max_bucket, window } = limits;
         let v = sk.supershingles(slot as usize)[j];
-        if let Some(b) = self.big.get_mut(&v) {
+        if let Some(b) = self.big_list(v) {
             b.recent.push_back(slot);
             while b.recent.len() > window {
                 b.recent.pop_front();
@@ -55,10 +72,13 @@ impl SlotLists {
             return;
         }
         let h = key_hash(j, v);
+        let hash_of = |s: u32| key_hash(j, sk.supershingles(s as usize)[j]);
+        if let Some(w) = walked.filter(|w| w.members < max_bucket) {
+            self.table.insert_at(w.end, h, slot, hash_of);
+            return;
+        }
         let same = |s: u32| sk.supershingles(s as usize)[j] == v;
-        if self.table.insert_below(h, slot, max_bucket, same, |s| {
-            key_hash(j, sk.supershingles(s as usize)[j])
-        }) {
+        if self.table.insert_below(h, slot, max_bucket, same, hash_of) {
             return;
         }
         // Past the limit: the list leaves the table for its bounded form.
@@ -81,9 +101,19 @@ impl SlotLists {
         self.big.insert(v, Big { first, recent });
     }
 
+    /// The big list of `v`, if its list is big.
+    #[inline]
+    fn big_list(&mut self, v: u64) -> Option<&mut Big> {
+        if self.big.is_empty() {
+            None
+        } else {
+            self.big.get_mut(&v)
+        }
+    }
+
     fn remove(&mut self, j: usize, slot: u32, sk: &Sketches) {
         let v = sk.supershingles(slot as usize)[j];
-        if let Some(b) = self.big.get_mut(&v) {
+        if let Some(b) = self.big_list(v) {
             if b.first == Some(slot) {
                 b.first = None;
             }
@@ -93,17 +123,24 @@ impl SlotLists {
         self.table.remove(key_hash(j, v), slot);
     }
 
-    fn members(&self, j: usize, v: u64, sk: &Sketches, out: &mut Vec<u32>) {
-        if let Some(b) = self.big.get(&v) {
+    /// Adds the members of the list of `v` to `out`; for a list in the table, what the
+    /// walk found.
+    fn members(&self, j: usize, v: u64, sk: &Sketches, out: &mut Vec<u32>) -> Option<ListEnd> {
+        if let Some(b) = (!self.big.is_empty()).then(|| self.big.get(&v)).flatten() {
             out.extend(b.first);
             out.extend(b.recent.iter().copied());
-            return;
+            return None;
         }
-        self.table.candidates(key_hash(j, v), |s| {
+        let before = out.len();
+        let end = self.table.candidates(key_hash(j, v), |s| {
             if sk.supershingles(s as usize)[j] == v {
                 out.push(s);
             }
         });
+        Some(ListEnd {
+            members: out.len() - before,
+            end,
+        })
     }
 }
 
@@ -146,7 +183,17 @@ impl Postings {
     /// Appends the stored document `slot` (its sketch already in `sk`) to its lists.
     pub(super) fn push(&mut self, slot: u32, sk: &Sketches) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.push(j, slot, sk, self.limits);
+            lists.push(j, slot, sk, self.limits, None);
+        }
+    }
+
+    /// [`push`](Self::push), after [`members`](Self::members) of the same supershingles
+    /// with nothing changed since, which gave `walked` (one per indexed slot, or none if
+    /// the check stopped before the lists): a list in a table is not walked again.
+    pub(super) fn push_at(&mut self, slot: u32, sk: &Sketches, walked: &[Option<ListEnd>]) {
+        for (j, lists) in self.slots.iter_mut().enumerate() {
+            let w = walked.get(j).copied().flatten();
+            lists.push(j, slot, sk, self.limits, w);
         }
     }
 
@@ -223,10 +270,17 @@ impl Postings {
     }
 
     /// Adds to `out` the stored documents that share an indexed supershingle with `ss`
-    /// (within the big-list rule); a document may come more than once.
-    pub(super) fn members(&self, ss: &[u64], sk: &Sketches, out: &mut Vec<u32>) {
+    /// (within the big-list rule); a document may come more than once. What each walk
+    /// found goes to `walked`, one per indexed slot, for [`push_at`](Self::push_at).
+    pub(super) fn members(
+        &self,
+        ss: &[u64],
+        sk: &Sketches,
+        out: &mut Vec<u32>,
+        mut walked: impl FnMut(Option<ListEnd>),
+    ) {
         for (j, lists) in self.slots.iter().enumerate() {
-            lists.members(j, ss[j], sk, out);
+            walked(lists.members(j, ss[j], sk, out));
         }
     }
 }
@@ -274,7 +328,14 @@ mod tests {
                 pugh: Vec::new(),
             };
             sk.push(&s);
-            p.push(slot, &sk);
+            if slot % 2 == 0 {
+                p.push(slot, &sk);
+            } else {
+                // As a check followed by an insert: the walks' ends reused.
+                let (mut walked, mut seen) = (Vec::new(), Vec::new());
+                p.members(&s.supershingles, &sk, &mut seen, |w| walked.push(w));
+                p.push_at(slot, &sk, &walked);
+            }
             live.push(true);
             for j in 0..indexed {
                 let e = model.entry((j, s.supershingles[j])).or_default();
@@ -323,7 +384,7 @@ mod tests {
             if slot % 53 == 0 {
                 let probe: Vec<u64> = (0..m).map(|_| rnd(60)).collect();
                 let mut got = Vec::new();
-                p.members(&probe, &sk, &mut got);
+                p.members(&probe, &sk, &mut got, |_| {});
                 let mut want: Vec<u32> = Vec::new();
                 for (j, &v) in probe.iter().enumerate().take(indexed) {
                     if let Some(e) = model.get(&(j, v)) {
@@ -382,8 +443,8 @@ mod tests {
             for v in (0..10u64).chain(100..1100) {
                 let probe = vec![v; m];
                 let (mut a, mut b) = (Vec::new(), Vec::new());
-                one.members(&probe, sk, &mut a);
-                bulk.members(&probe, sk, &mut b);
+                one.members(&probe, sk, &mut a, |_| {});
+                bulk.members(&probe, sk, &mut b, |_| {});
                 a.sort_unstable();
                 b.sort_unstable();
                 assert_eq!(a, b, "value {v}, {what}");

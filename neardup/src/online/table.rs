@@ -50,6 +50,21 @@ pub(super) fn sorted_entries(
     e
 }
 
+/// Starts loading the first cache line of `bytes` into the cache (a hint, no effect on
+/// results).
+#[inline]
+#[allow(unsafe_code)]
+pub(super) fn prefetch_bytes(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if !bytes.is_empty() {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch has no effect on memory; the address is in bounds.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(super) struct SlotTable {
@@ -57,6 +72,8 @@ pub(super) struct SlotTable {
     slot_bits: u32,
     live: usize,
     dead: usize,
+    /// Counts the cell blocks the table has had (a rebuild moves every cell).
+    epoch: u32,
 }
 
 impl Default for SlotTable {
@@ -66,8 +83,18 @@ impl Default for SlotTable {
             slot_bits: MIN_SLOT_BITS,
             live: 0,
             dead: 0,
+            epoch: 0,
         }
     }
+}
+
+/// Where a lookup's walk of a run ended: its first free cell, in the table as it was
+/// then. An insert of the same key right after goes there without walking the run
+/// again ([`SlotTable::insert_at`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RunEnd {
+    at: usize,
+    epoch: u32,
 }
 
 impl SlotTable {
@@ -84,6 +111,7 @@ impl SlotTable {
         self.cells = Zeroed::new(cap);
         self.live = 0;
         self.dead = 0;
+        self.epoch = self.epoch.wrapping_add(1);
     }
 
     #[inline]
@@ -151,12 +179,14 @@ impl SlotTable {
     }
 
     /// Calls `visit` with every live slot whose key may hash to `h` (its tag matches);
-    /// the caller checks the key.
+    /// the caller checks the key. Returns where the walk ended, for
+    /// [`insert_at`](Self::insert_at).
     #[inline]
-    pub(super) fn candidates(&self, h: u64, mut visit: impl FnMut(u32)) {
+    pub(super) fn candidates(&self, h: u64, mut visit: impl FnMut(u32)) -> RunEnd {
         let cap = self.cells.len();
+        let epoch = self.epoch;
         if cap == 0 {
-            return;
+            return RunEnd { at: 0, epoch };
         }
         let (tag, bits) = (self.tag_of(h), self.slot_bits);
         let mask = (1u32 << bits) - 1;
@@ -164,7 +194,7 @@ impl SlotTable {
         loop {
             let c = self.cells[i];
             if c == EMPTY {
-                return;
+                return RunEnd { at: i, epoch };
             }
             if c >> bits == tag {
                 visit(c & mask);
@@ -211,6 +241,37 @@ impl SlotTable {
     pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
         self.make_room(slot, &hash_of);
         self.put(self.home(h), self.cell(h, slot));
+    }
+
+    /// Adds `slot` under the hash `h`, as [`insert`](Self::insert) does, at `end`, where
+    /// a lookup of `h` ([`candidates`](Self::candidates)) ended, when nothing has been
+    /// added since and no rebuild is due: the run is not walked again. Otherwise (the
+    /// cell at `end` taken, the table rebuilt, or one due), the same as `insert`.
+    ///
+    /// Where the entry goes does not change a lookup: the cells from the home of `h` to
+    /// `end` were taken at the lookup, a cell once taken is never free again but through
+    /// a rebuild (a removal leaves a tombstone), and the epoch tells a rebuild; so a free
+    /// cell at `end` is still the first free cell of the run, where `insert` would put
+    /// the entry.
+    pub(super) fn insert_at(
+        &mut self,
+        end: RunEnd,
+        h: u64,
+        slot: u32,
+        hash_of: impl Fn(u32) -> u64,
+    ) {
+        let room =
+            slot >> self.slot_bits == 0 && (self.live + self.dead + 1) * 8 <= self.cells.len() * 7;
+        if room
+            && end.epoch == self.epoch
+            && end.at < self.cells.len()
+            && self.cells[end.at] == EMPTY
+        {
+            self.cells[end.at] = self.cell(h, slot);
+            self.live += 1;
+        } else {
+            self.insert(h, slot, hash_of);
+        }
     }
 
     /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
@@ -492,7 +553,23 @@ mod tests {
                 key_of.push(k);
                 live.push(true);
                 let keys = key_of.clone();
-                t.insert(hash(k), slot, |s| hash(keys[s as usize]));
+                if slot % 2 == 0 {
+                    t.insert(hash(k), slot, |s| hash(keys[s as usize]));
+                } else {
+                    // A lookup, then the insert at its end; between them sometimes a
+                    // removal (a tombstone in the run) or a rebuild (the end is stale).
+                    let end = t.candidates(hash(k), |_| {});
+                    if rnd(5) == 0 {
+                        let victim = rnd(slot as u64) as u32;
+                        let was = live[victim as usize];
+                        assert_eq!(t.remove(hash(key_of[victim as usize]), victim), was);
+                        live[victim as usize] = false;
+                    }
+                    if rnd(7) == 0 {
+                        t.reserve(2 * t.len() + 64, slot, |s| hash(keys[s as usize]));
+                    }
+                    t.insert_at(end, hash(k), slot, |s| hash(keys[s as usize]));
+                }
                 if rnd(3) == 0 {
                     let victim = rnd(slot as u64 + 1) as u32;
                     let was = live[victim as usize];

@@ -370,8 +370,7 @@ impl Pipeline {
                         site: p
                             .sites
                             .get(i)
-                            .cloned()
-                            .flatten()
+                            .and_then(|s| s.as_deref())
                             .map(|s| site_names.intern(s)),
                     })
                     .collect::<Vec<_>>(),
@@ -450,7 +449,7 @@ impl Pipeline {
             |done| {
                 for (mut m, site, s, b, removed) in done {
                     bytes += b;
-                    m.site = site.map(|name| site_names.intern(name));
+                    m.site = site.map(|name| site_names.intern(&name));
                     if removed > 0 {
                         stripped_pages += 1;
                         stripped_terms += removed as u64;

@@ -84,12 +84,14 @@ pub(crate) struct SiteNames {
 
 impl SiteNames {
     /// The number of `site`, given it if new.
-    pub(crate) fn intern(&mut self, site: String) -> u32 {
-        let names = &mut self.names;
-        *self.index.entry(site).or_insert_with_key(|s| {
-            names.push(s.clone());
-            (names.len() - 1) as u32
-        })
+    pub(crate) fn intern(&mut self, site: &str) -> u32 {
+        if let Some(&i) = self.index.get(site) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(site.to_string());
+        self.index.insert(site.to_string(), i);
+        i
     }
 
     /// The name of site number `i`.
