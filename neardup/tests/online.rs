@@ -282,6 +282,46 @@ fn state_survives_reopening_torn_tails_and_compaction() {
     assert!(Deduper::open(&path, other.build().unwrap(), Default::default()).is_err());
 }
 
+/// `compact` writes the live documents, in the order they were stored (a replaced
+/// document where its replacement was stored), each with its site and sketch: against
+/// the documents' own sketches, removed and replaced ones left out by hand.
+#[test]
+fn a_compacted_snapshot_holds_the_live_documents_in_order() {
+    let docs = corpus(6);
+    let p = pipeline(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state");
+    let d = Deduper::open(&path, p.clone(), neardup::online::SyncPolicy::Never).unwrap();
+    // Every document stored (`insert` stores duplicates too), in order.
+    let mut want: Vec<Document> = Vec::new();
+    for x in &docs {
+        d.insert(x).unwrap();
+        want.retain(|w| w.id != x.id);
+        want.push(x.clone());
+    }
+    // Every seventh removed; every eleventh replaced by other text under its id.
+    for (i, x) in docs.iter().enumerate() {
+        if i % 7 == 0 {
+            assert!(d.remove(&x.id).unwrap());
+            want.retain(|w| w.id != x.id);
+        } else if i % 11 == 0 {
+            let other = Document::text(x.id.clone(), format!("replaced {i} with new words"));
+            d.insert(&other).unwrap();
+            want.retain(|w| w.id != x.id);
+            want.push(other);
+        }
+    }
+    d.compact().unwrap();
+    let snap = neardup::persist::sketches::SavedSketches::load(&path.join("snapshot.1")).unwrap();
+    let ids: Vec<&str> = want.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(snap.ids, ids);
+    for (i, w) in want.iter().enumerate() {
+        let (sketch, site) = p.sketch_record(w).unwrap();
+        assert_eq!(snap.sketches.get(i).to_owned(), sketch, "{}", w.id);
+        assert_eq!(snap.sites[i], site, "{}", w.id);
+    }
+}
+
 /// A process that dies while writing leaves its log's zeroed end (the log is grown
 /// ahead of its content): reopening keeps every entry before it and cuts it off.
 #[test]

@@ -53,7 +53,7 @@ pub use state::SyncPolicy;
 use crate::candidates::Supershingles;
 use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
-use crate::persist::sketches::SavedSketches;
+use crate::persist::sketches::save_records;
 use crate::pipeline::Pipeline;
 use crate::sketch::hash::mix64;
 use crate::sketch::{Sketch, Sketches};
@@ -401,26 +401,31 @@ impl Deduper {
         if st.log.is_none() {
             return Ok(());
         }
+        let st = &mut *st;
+        // The live slots (those in the ids' table) in slot order, from one pass over the
+        // table; their records are streamed to the file as they lie in memory, nothing
+        // copied per document.
+        let live = st.by_id.live_slots();
+        debug_assert_eq!(live.len(), st.live);
         let cfg = self.pipeline.sketcher().config();
-        let mut snap = SavedSketches {
-            config: cfg.clone(),
-            ids: Vec::with_capacity(st.live),
-            sites: Vec::with_capacity(st.live),
-            sketches: Sketches::new(cfg),
-        };
-        for slot in 0..st.ids.len() as u32 {
-            let id = st.id(slot);
-            if st.slot_of(id, id_hash(id)) == Some(slot) {
-                snap.ids.push(id.to_string());
-                let site = st.sites[slot as usize];
-                snap.sites
-                    .push((site != NO_SITE).then(|| st.site_names.name(site).to_string()));
-                snap.sketches
-                    .push(&st.sketches.get(slot as usize).to_owned());
-            }
-        }
-        if let Some(log) = st.log.as_mut() {
-            log.compact(&snap)?;
+        let State {
+            ids,
+            sites,
+            site_names,
+            sketches,
+            log,
+            ..
+        } = st;
+        let records = live.iter().map(|&slot| {
+            let site = sites[slot as usize];
+            (
+                ids.get(slot as u32),
+                (site != NO_SITE).then(|| site_names.name(site)),
+                sketches.get(slot as usize),
+            )
+        });
+        if let Some(log) = log.as_mut() {
+            log.compact(|path| save_records(path, cfg, live.len() as u64, records))?;
         }
         Ok(())
     }

@@ -328,11 +328,11 @@ impl Log {
         Ok(())
     }
 
-    /// Writes `snap` as the next generation's snapshot, starts its log and deletes the
-    /// current generation.
-    pub(crate) fn compact(&mut self, snap: &SavedSketches) -> Result<()> {
+    /// Writes the next generation's snapshot with `save` (given its path; it must write
+    /// the file atomically), starts its log and deletes the current generation.
+    pub(crate) fn compact(&mut self, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let next = self.generation + 1;
-        snap.save(&snapshot_path(&self.dir, next))?;
+        save(&snapshot_path(&self.dir, next))?;
         sync_dir(&self.dir);
         let path = log_path(&self.dir, next);
         create_log(&path)?;

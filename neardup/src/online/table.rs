@@ -355,27 +355,17 @@ impl SlotTable {
         }
     }
 
-    /// Rebuilds the table for `need` live entries at 7/12 load with slots of `bits`
-    /// bits (tombstones dropped).
-    ///
-    /// Both the reads of the keys and the writes of the cells are made in memory order
-    /// rather than at random (in a big state, a cache miss each): the live slots are
-    /// put in order (through a bitmap of the slots, or a radix sort when the slots are
-    /// sparse), their keys hashed in that order (the order the stored documents lie
-    /// in), the new cells put in order of the top 8 bits of their home cell (one
-    /// counting pass) and placed in that order. It holds 8 bytes per entry twice
-    /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
-    /// bitmap and the shorter sort cut their cost by a quarter.)
-    fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
-        let old = std::mem::take(&mut self.cells);
-        let (old_bits, mask) = (self.slot_bits, (1u32 << self.slot_bits) - 1);
+    /// The live slots, in slot order, from one pass over the cells: through a bitmap of
+    /// the slots when it is no bigger than the entries, else a radix sort. Holds 8 bytes
+    /// per entry.
+    pub(super) fn live_slots(&self) -> Zeroed<u64> {
+        let (bits, mask) = (self.slot_bits, (1u32 << self.slot_bits) - 1);
         let live = || {
-            old.iter()
-                .filter(|&&c| c >> old_bits != 0)
+            self.cells
+                .iter()
+                .filter(|&&c| c >> bits != 0)
                 .map(|&c| c & mask)
         };
-        // The live slots in slot order (their keys are then read in memory order): from
-        // a bitmap of the slots when it is no bigger than the entries, else sorted.
         let max = live().max().unwrap_or(0) as usize;
         let mut todo = Zeroed::<u64>::new(self.live);
         let mut n = 0;
@@ -397,10 +387,28 @@ impl SlotTable {
                 todo[n] = s as u64;
                 n += 1;
             }
-            radix_sort_by(&mut todo[..n], old_bits, |&x| x);
+            radix_sort_by(&mut todo[..n], bits, |&x| x);
         }
         debug_assert_eq!(n, self.live, "the live count is the live cells'");
-        drop(old);
+        todo
+    }
+
+    /// Rebuilds the table for `need` live entries at 7/12 load with slots of `bits`
+    /// bits (tombstones dropped).
+    ///
+    /// Both the reads of the keys and the writes of the cells are made in memory order
+    /// rather than at random (in a big state, a cache miss each): the live slots are
+    /// put in order (through a bitmap of the slots, or a radix sort when the slots are
+    /// sparse), their keys hashed in that order (the order the stored documents lie
+    /// in), the new cells put in order of the top 8 bits of their home cell (one
+    /// counting pass) and placed in that order. It holds 8 bytes per entry twice
+    /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
+    /// bitmap and the shorter sort cut their cost by a quarter.)
+    fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
+        // The live slots in slot order: their keys are then read in memory order.
+        let mut todo = self.live_slots();
+        let n = todo.len();
+        drop(std::mem::take(&mut self.cells));
         self.slot_bits = bits;
         self.alloc((need.saturating_mul(12) / 7).max(16));
         for x in todo[..n].iter_mut() {

@@ -81,22 +81,18 @@ impl SavedSketches {
 
     /// Writes the file atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let config = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
-        container::write(path, &KIND, &config, self.ids.len() as u64, |put| {
-            let mut buf = Vec::with_capacity(256);
-            for (i, id) in self.ids.iter().enumerate() {
-                let s = self.sketches.get(i);
-                buf.clear();
-                encode_record(
-                    &mut buf,
-                    id,
+        save_records(
+            path,
+            &self.config,
+            self.ids.len() as u64,
+            self.ids.iter().enumerate().map(|(i, id)| {
+                (
+                    id.as_str(),
                     self.sites.get(i).and_then(|s| s.as_deref()),
-                    s,
-                );
-                put(&buf)?;
-            }
-            Ok(())
-        })
+                    self.sketches.get(i),
+                )
+            }),
+        )
     }
 
     /// Loads and checks a file.
@@ -151,6 +147,35 @@ impl SavedSketches {
 }
 
 /// Appends one record (id, site, sketch) in the version-3 layout to `buf`.
+/// Writes a sketch file atomically from `count` records `(id, site, sketch)` made with
+/// `config`, streamed: what [`SavedSketches::save`] writes, without the records
+/// gathered in one first. Fewer or more records than `count` is an error (the file is
+/// not written).
+pub(crate) fn save_records<'a>(
+    path: &Path,
+    config: &SketchConfig,
+    count: u64,
+    records: impl Iterator<Item = (&'a str, Option<&'a str>, SketchRef<'a>)>,
+) -> Result<()> {
+    let header = serde_json::to_vec(config).map_err(|e| Error::Config(e.to_string()))?;
+    container::write(path, &KIND, &header, count, |put| {
+        let mut buf = Vec::with_capacity(256);
+        let mut n = 0u64;
+        for (id, site, s) in records {
+            buf.clear();
+            encode_record(&mut buf, id, site, s);
+            put(&buf)?;
+            n += 1;
+        }
+        if n != count {
+            return Err(Error::Config(format!(
+                "a sketch file of {count} records was given {n}"
+            )));
+        }
+        Ok(())
+    })
+}
+
 pub(crate) fn encode_record(buf: &mut Vec<u8>, id: &str, site: Option<&str>, s: SketchRef<'_>) {
     buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
     buf.extend_from_slice(id.as_bytes());
