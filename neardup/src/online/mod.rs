@@ -402,9 +402,9 @@ impl Deduper {
             return Ok(());
         }
         let st = &mut *st;
-        // The live slots (those in the ids' table) in slot order, from one pass over the
-        // table; their records are streamed to the file as they lie in memory, nothing
-        // copied per document.
+        // The live slots (those in the ids' table) in slot order, read off its cells;
+        // their records are streamed to the file as they lie in memory, nothing copied
+        // per document.
         let live = st.by_id.live_slots();
         debug_assert_eq!(live.len(), st.live);
         let cfg = self.pipeline.sketcher().config();

@@ -355,9 +355,9 @@ impl SlotTable {
         }
     }
 
-    /// The live slots, in slot order, from one pass over the cells: through a bitmap of
-    /// the slots when it is no bigger than the entries, else a radix sort. Holds 8 bytes
-    /// per entry.
+    /// The live slots, in slot order, read off the cells (two sequential passes, no
+    /// key looked at): through a bitmap of the slots when it is no bigger than the
+    /// entries, else a radix sort. Holds 8 bytes per entry.
     pub(super) fn live_slots(&self) -> Zeroed<u64> {
         let (bits, mask) = (self.slot_bits, (1u32 << self.slot_bits) - 1);
         let live = || {
