@@ -64,7 +64,7 @@ impl SlotLists {
     ) {
         let BucketLimits { max_bucket, window } = limits;
         let v = sk.supershingles(slot as usize)[j];
-        if let Some(b) = self.big_list(v) {
+        if let Some(b) = self.big.get_mut(&v) {
             b.recent.push_back(slot);
             while b.recent.len() > window {
                 b.recent.pop_front();
@@ -101,19 +101,9 @@ impl SlotLists {
         self.big.insert(v, Big { first, recent });
     }
 
-    /// The big list of `v`, if its list is big.
-    #[inline]
-    fn big_list(&mut self, v: u64) -> Option<&mut Big> {
-        if self.big.is_empty() {
-            None
-        } else {
-            self.big.get_mut(&v)
-        }
-    }
-
     fn remove(&mut self, j: usize, slot: u32, sk: &Sketches) {
         let v = sk.supershingles(slot as usize)[j];
-        if let Some(b) = self.big_list(v) {
+        if let Some(b) = self.big.get_mut(&v) {
             if b.first == Some(slot) {
                 b.first = None;
             }
@@ -126,7 +116,7 @@ impl SlotLists {
     /// Adds the members of the list of `v` to `out`; for a list in the table, what the
     /// walk found.
     fn members(&self, j: usize, v: u64, sk: &Sketches, out: &mut Vec<u32>) -> Option<ListEnd> {
-        if let Some(b) = (!self.big.is_empty()).then(|| self.big.get(&v)).flatten() {
+        if let Some(b) = self.big.get(&v) {
             out.extend(b.first);
             out.extend(b.recent.iter().copied());
             return None;

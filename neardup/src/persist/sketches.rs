@@ -146,7 +146,6 @@ impl SavedSketches {
     }
 }
 
-/// Appends one record (id, site, sketch) in the version-3 layout to `buf`.
 /// Writes a sketch file atomically from `count` records `(id, site, sketch)` made with
 /// `config`, streamed: what [`SavedSketches::save`] writes, without the records
 /// gathered in one first. Fewer or more records than `count` is an error (the file is
@@ -176,6 +175,7 @@ pub(crate) fn save_records<'a>(
     })
 }
 
+/// Appends one record (id, site, sketch) in the version-3 layout to `buf`.
 pub(crate) fn encode_record(buf: &mut Vec<u8>, id: &str, site: Option<&str>, s: SketchRef<'_>) {
     buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
     buf.extend_from_slice(id.as_bytes());
