@@ -215,9 +215,11 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         .max_record_bytes(max_record);
     // What the reader produced, counted by the reader: the reference of the accounting.
     let counter = reader.counter();
-    // Read on a thread of its own, stopping after the first fatal error as before. It
-    // reads up to 1024 records ahead of the pipeline, so that the workers never wait
-    // for the disk or the decompressor.
+    // Stops after the first fatal error. Uncompressed JSONL files are split into lines
+    // by the pipeline's driving thread (a mapping: no disk waits, no decompressor);
+    // anything else is read on a thread of its own, up to 1024 records ahead of the
+    // pipeline, so that the workers never wait for the disk or the decompressor.
+    let read_ahead = !inputs.iter().all(Input::is_plain_jsonl);
     let mut failed = false;
     let reader = reader.map_while(move |r| {
         if failed {
@@ -226,7 +228,12 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         failed = r.is_err();
         Some(r)
     });
-    let records = ReadAhead::new(reader, 128, 8).map_while(|r| match r {
+    let records: Box<dyn Iterator<Item = _> + Send> = if read_ahead {
+        Box::new(ReadAhead::new(reader, 128, 8))
+    } else {
+        Box::new(reader)
+    };
+    let records = records.map_while(|r| match r {
         Ok(rec) => {
             read_bytes.fetch_add(rec.bytes(), std::sync::atomic::Ordering::Relaxed);
             Some(rec)

@@ -116,6 +116,15 @@ pub struct Input {
 }
 
 impl Input {
+    /// True for an uncompressed JSONL regular file: [`JsonlLines`] maps it and lends its
+    /// lines from the mapping, so splitting it costs about what touching its pages
+    /// costs, and reading it on a thread of its own ([`ReadAhead`]) would only add
+    /// hand-offs between threads. Compressed inputs, pipes, WARC, directories and
+    /// Parquet are worth reading ahead.
+    pub fn is_plain_jsonl(&self) -> bool {
+        self.format == Format::Jsonl && self.compression == Compression::None && self.path.is_file()
+    }
+
     /// An input whose compression is detected from the file's first bytes (gzip or
     /// zstd magic, whatever the name: `zcat | neardup dedup -` and misnamed files work)
     /// and whose format from the name without a `.gz` / `.zst` suffix (`.warc` / `.arc`:
@@ -615,6 +624,26 @@ pub const DEFAULT_MAX_RECORD_BYTES: usize = 256 << 20;
 #[cfg(test)]
 mod tests {
     use super::ReadAhead;
+
+    #[test]
+    fn only_uncompressed_jsonl_files_are_plain() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("a.jsonl");
+        std::fs::write(&plain, b"{\"id\": 1, \"text\": \"x\"}\n").unwrap();
+        let gz = dir.path().join("b.jsonl.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, b"{}\n").unwrap();
+        std::fs::write(&gz, e.finish().unwrap()).unwrap();
+        let warc = dir.path().join("c.warc");
+        std::fs::write(&warc, b"WARC/1.0\r\n").unwrap();
+        let plain_of = |p: &std::path::Path| {
+            super::Input::detect(p, p.to_string_lossy(), None).is_plain_jsonl()
+        };
+        assert!(plain_of(&plain));
+        assert!(!plain_of(&gz), "compressed");
+        assert!(!plain_of(&warc), "WARC");
+        assert!(!plain_of(dir.path()), "a directory");
+    }
 
     #[test]
     fn read_ahead_keeps_every_item_in_order() {

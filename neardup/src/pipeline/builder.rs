@@ -201,10 +201,16 @@ impl PipelineBuilder {
         self
     }
 
-    /// Records in flight: taken from the input but not yet sketched and collected;
-    /// bounds the text held in memory. They go to the threads in jobs of
-    /// `clamp(n / 8, 1, 64)` records. Output does not depend on it. By default 512;
-    /// 1..=1000000.
+    /// Records in flight: taken from the input and not yet sketched; bounds the text
+    /// held in memory. They go to the threads in jobs of `clamp(n / 8, 1, 64)` records.
+    /// Output does not depend on it. By default 512; 1..=1000000.
+    ///
+    /// Results are collected in input order, and a slow record (a big document) holds
+    /// back the collection of those after it, not the work on them: up to 16 times as
+    /// many records' results (a sketch each, no text) wait for it. So the threads do
+    /// not run out of work behind a big document: on the Rust documentation corpus
+    /// (pages up to 1.7 MB, a quarter of the text in the 100 biggest), two threads were
+    /// idle a fifth of the time when the in-flight records counted until collected.
     pub fn chunk_records(&mut self, n: usize) -> &mut Self {
         self.chunk_records = n;
         self

@@ -25,7 +25,8 @@
 //! stage-one keys and pairs. With the paper preset and short ids that is about 400
 //! bytes per record: 4 GB for 10 million records (measured: see the README's scale
 //! run). The 64 MB hold the records in flight: [`PipelineBuilder::chunk_records`] (512
-//! by default) and, in the command-line tool, 1024 records read ahead
+//! by default, and the sketches of up to 16 times as many waiting to be collected in
+//! order) and, in the command-line tool, 1024 records read ahead of compressed inputs
 //! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
 //! quadratic memory (see [`crate::candidates`]).
 
@@ -191,16 +192,22 @@ impl Pipeline {
     /// Maps `records` through `f` on the pool and hands the results to `consume` in
     /// input order, without a barrier between batches: records go out in jobs of up to
     /// 64, at most [`PipelineBuilder::chunk_records`] records are in flight (taken but
-    /// not yet consumed), and a worker takes the next job as soon as it is done with
-    /// one. Each job borrows a [`Scratch`] from a shared stack. A panic in `f` is
-    /// re-raised here.
+    /// not yet mapped; the results of up to 16 times as many may wait for a slow job
+    /// before them), and a worker takes the next job as soon as it is done with one.
+    /// Each job borrows a [`Scratch`] from a shared stack. A panic in `f` is re-raised
+    /// here.
+    ///
+    /// The loop that takes the records, hands out the jobs and consumes the results
+    /// runs on one of the pool's threads, which runs jobs too while it waits (see
+    /// [`executor::receive`]): `threads` busy threads, not one more that the others
+    /// would have to make way for each time a result wakes it.
     fn ordered_map<T, R, I, F, C>(&self, mut records: I, f: F, mut consume: C)
     where
         T: Send,
         R: Send,
-        I: Iterator<Item = T>,
+        I: Iterator<Item = T> + Send,
         F: Fn(&mut Scratch, T) -> R + Sync,
-        C: FnMut(Vec<R>),
+        C: FnMut(Vec<R>) + Send,
     {
         let job_len = (self.chunk_records / 8).clamp(1, 64);
         let jobs = Jobs {
@@ -210,8 +217,8 @@ impl Pipeline {
             scratches: std::sync::Mutex::new(Vec::new()),
         };
         match &self.pool {
-            Some(p) => p.in_place_scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
-            None => rayon::in_place_scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
+            Some(p) => p.scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
+            None => rayon::scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
         }
     }
 
@@ -228,6 +235,7 @@ impl Pipeline {
     where
         T: Send,
         I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
         let mut counter = BoilerplateCounter::new(config)?;
@@ -287,6 +295,7 @@ impl Pipeline {
     pub fn run<I>(&self, docs: I) -> Result<Dedup>
     where
         I: IntoIterator<Item = Document>,
+        I::IntoIter: Send,
     {
         self.run_records(docs.into_iter().map(Ok))
     }
@@ -296,6 +305,7 @@ impl Pipeline {
     pub fn run_records<I>(&self, records: I) -> Result<Dedup>
     where
         I: IntoIterator<Item = std::result::Result<Document, Rejection>>,
+        I::IntoIter: Send,
     {
         self.run_with(records, |r| r)
     }
@@ -307,6 +317,7 @@ impl Pipeline {
     where
         T: Send,
         I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
         self.run_inner(None, records, parse)
@@ -328,6 +339,7 @@ impl Pipeline {
     where
         T: Send,
         I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
         if previous.config.fingerprint() != self.sketcher.config().fingerprint() {
@@ -349,6 +361,7 @@ impl Pipeline {
     where
         T: Send,
         I: IntoIterator<Item = T>,
+        I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
         let start = Instant::now();
@@ -390,11 +403,11 @@ impl Pipeline {
         };
         let max = self.max_document_bytes;
         // Records taken from the input, counted as they are taken (not from the fates).
-        let received = std::cell::Cell::new(0u64);
+        let received = std::sync::atomic::AtomicU64::new(0);
         self.ordered_map(
-            records
-                .into_iter()
-                .inspect(|_| received.set(received.get() + 1)),
+            records.into_iter().inspect(|_| {
+                received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }),
             |scratch, rec| -> Sketched {
                 match parse(rec) {
                     Err(r) => (
@@ -470,7 +483,7 @@ impl Pipeline {
             },
         );
         let sketch_time = start.elapsed();
-        let received = received.get();
+        let received = received.into_inner();
         let mut d = self.install(|| {
             self.dedup_sketched(meta, site_names.into_names(), sketches, old, received)
         })?;
