@@ -47,15 +47,25 @@ impl UnionFind {
     }
 
     /// The sets with more than one member, each sorted, in order of their smallest member.
+    /// One pass in member order: a set's group is opened at its smallest member, sized
+    /// from the root's count; singletons cost no allocation.
     pub fn groups(&mut self) -> Vec<Vec<u32>> {
+        const NONE: u32 = u32::MAX;
         let n = self.parent.len();
-        let mut by_root: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // The group of each root of a set of two or more, once opened.
+        let mut group_of = vec![NONE; n];
+        let mut groups: Vec<Vec<u32>> = Vec::new();
         for x in 0..n as u32 {
-            let r = self.find(x);
-            by_root[r as usize].push(x);
+            let r = self.find(x) as usize;
+            if self.size[r] < 2 {
+                continue;
+            }
+            if group_of[r] == NONE {
+                group_of[r] = groups.len() as u32;
+                groups.push(Vec::with_capacity(self.size[r] as usize));
+            }
+            groups[group_of[r] as usize].push(x);
         }
-        let mut groups: Vec<Vec<u32>> = by_root.into_iter().filter(|g| g.len() > 1).collect();
-        groups.sort_unstable_by_key(|g| g[0]);
         groups
     }
 }

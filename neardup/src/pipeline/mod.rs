@@ -113,9 +113,74 @@ struct Meta {
     site: Option<u32>,
 }
 
+/// The records' metadata by ordinal, filled in input order as the results are collected
+/// (so the sequential end of a run does not have to take the [`Meta`]s apart).
+#[derive(Default)]
+struct Columns {
+    ids: Vec<String>,
+    fates: Vec<Fate>,
+    priority: Vec<Option<f64>>,
+    site_ids: Vec<Option<u32>>,
+}
+
+impl Columns {
+    fn push(&mut self, m: Meta) {
+        self.ids.push(m.id);
+        self.fates.push(match m.rejected {
+            Some(reason) => Fate::Rejected { reason },
+            None => Fate::Kept,
+        });
+        self.priority.push(m.priority);
+        self.site_ids.push(m.site);
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
 /// One record after the parallel stage: its metadata, site name, sketch (unless
 /// rejected), body bytes and boilerplate removed.
 type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
+
+/// The records (ordinal `old` on, kept so far, with an id) whose id an earlier such
+/// record has, each with the first of those: `(record, first)`, in no particular order.
+/// The ids are hashed on the pool and sorted by hash with their ordinals (a linear
+/// sort: [`crate::candidates::sort_hashed`]); records of one hash, in input order, are
+/// told apart by their ids, so a collision of hashes changes nothing.
+fn repeated_ids(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
+    let hasher = ahash::RandomState::with_seeds(
+        0x243f_6a88_85a3_08d3,
+        0x1319_8a2e_0370_7344,
+        0xa409_3822_299f_31d0,
+        0x082e_fa98_ec4e_6c89,
+    );
+    let mut by_hash: Vec<(u64, u32)> = ids
+        .par_iter()
+        .zip(fates.par_iter())
+        .enumerate()
+        .skip(old)
+        .filter(|(_, (id, f))| !id.is_empty() && matches!(f, Fate::Kept))
+        .map(|(i, (id, _))| (hasher.hash_one(id.as_str()), i as u32))
+        .collect();
+    crate::candidates::sort_hashed(&mut by_hash, |x| x.0);
+    let mut out = Vec::new();
+    let mut firsts: Vec<u32> = Vec::new();
+    for run in by_hash.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() == 1 {
+            continue;
+        }
+        // The distinct ids of this hash so far, by their first record.
+        firsts.clear();
+        for &(_, i) in run {
+            match firsts.iter().find(|&&f| ids[f as usize] == ids[i as usize]) {
+                Some(&f) => out.push((i, f)),
+                None => firsts.push(i),
+            }
+        }
+    }
+    out
+}
 
 /// The reason of a record longer than `max` bytes.
 fn too_large(len: usize, max: usize) -> RejectReason {
@@ -368,13 +433,11 @@ impl Pipeline {
         let cfg = self.sketcher.config();
         // Sites are interned as they arrive: one string per site, not per page.
         let mut site_names = crate::verify::site::SiteNames::default();
-        let (mut sketches, mut meta, old) = match previous {
-            Some(p) => (
-                p.sketches.clone(),
-                p.ids
-                    .iter()
-                    .enumerate()
-                    .map(|(i, id)| Meta {
+        let mut meta = Columns::default();
+        let (mut sketches, old) = match previous {
+            Some(p) => {
+                for (i, id) in p.ids.iter().enumerate() {
+                    meta.push(Meta {
                         id: id.clone(),
                         priority: None,
                         rejected: None,
@@ -385,11 +448,11 @@ impl Pipeline {
                             .get(i)
                             .and_then(|s| s.as_deref())
                             .map(|s| site_names.intern(s)),
-                    })
-                    .collect::<Vec<_>>(),
-                p.len(),
-            ),
-            None => (Sketches::new(cfg), Vec::new(), 0),
+                    });
+                }
+                (p.sketches.clone(), p.len())
+            }
+            None => (Sketches::new(cfg), 0),
         };
         let mut bytes = 0u64;
         let (mut stripped_pages, mut stripped_terms) = (0u64, 0u64);
@@ -498,7 +561,7 @@ impl Pipeline {
     /// Ordinals below `old` are references from saved sketches.
     fn dedup_sketched(
         &self,
-        meta: Vec<Meta>,
+        meta: Columns,
         site_names: Vec<String>,
         sketches: Sketches,
         old: usize,
@@ -515,34 +578,18 @@ impl Pipeline {
             read: n as u64,
             ..Stats::default()
         };
-        let mut fates: Vec<Fate> = Vec::with_capacity(n);
-        let mut ids = Vec::with_capacity(n);
-        let mut priority = Vec::with_capacity(n);
-        let mut site_ids: Vec<Option<u32>> = Vec::with_capacity(n);
-        for m in meta {
-            site_ids.push(m.site);
-            fates.push(match m.rejected {
-                Some(reason) => Fate::Rejected { reason },
-                None => Fate::Kept,
-            });
-            ids.push(m.id);
-            priority.push(m.priority);
-        }
+        let Columns {
+            ids,
+            mut fates,
+            priority,
+            site_ids,
+        } = meta;
         // Ids name records in every output, so a repeated id is rejected.
-        let mut first_with_id: ahash::AHashMap<&str, u32> = ahash::AHashMap::with_capacity(n);
-        for (i, id) in ids.iter().enumerate() {
-            if i < old || id.is_empty() || !matches!(fates[i], Fate::Kept) {
-                continue;
-            }
-            if let Some(&first) = first_with_id.get(id.as_str()) {
-                fates[i] = Fate::Rejected {
-                    reason: RejectReason::DuplicateId { first },
-                };
-            } else {
-                first_with_id.insert(id, i as u32);
-            }
+        for (i, first) in repeated_ids(&ids, &fates, old) {
+            fates[i as usize] = Fate::Rejected {
+                reason: RejectReason::DuplicateId { first },
+            };
         }
-        drop(first_with_id);
         let terms: Vec<u32> = (0..n).map(|i| sketches.get(i).terms).collect();
         // The representative: an old record when there is one (old records are never
         // dropped), else by the keep policy.
@@ -560,8 +607,12 @@ impl Pipeline {
             .map(|i| (sketches.get(i as usize).exact, i))
             .collect();
         crate::candidates::sort_hashed(&mut by_exact, |x| (x.0 >> 64) as u64);
-        let mut pairs: Vec<Pair> = Vec::new();
-        let mut active: Vec<u32> = Vec::new();
+        // (representative, member) of the exact groups; their pairs' measures are taken
+        // on the pool after the groups are found.
+        let mut exact_pairs: Vec<(u32, u32)> = Vec::new();
+        // The records left after the pre-pass (each its own or its group's
+        // representative), marked here and listed in ordinal order below.
+        let mut is_active = vec![false; n];
         // Exact group of each active representative: (rep, members) for groups ≥ 2.
         let mut exact_group: Vec<(u32, Vec<u32>)> = Vec::new();
         let mut i = 0;
@@ -572,26 +623,30 @@ impl Pipeline {
             }
             if j == i + 1 {
                 // No exact duplicate: its own representative.
-                active.push(by_exact[i].1);
+                is_active[by_exact[i].1 as usize] = true;
                 i = j;
                 continue;
             }
             let members: Vec<u32> = by_exact[i..j].iter().map(|p| p.1).collect();
             let rep = pick(&members);
-            active.push(rep);
+            is_active[rep as usize] = true;
             if members.len() > 1 {
                 stats.exact_groups += 1;
                 for &m in &members {
                     if m != rep {
                         fates[m as usize] = Fate::ExactDuplicate { of: rep };
-                        pairs.push(self.pair(&sketches, &site_ids, rep, m, PairKind::Exact));
+                        exact_pairs.push((rep, m));
                     }
                 }
                 exact_group.push((rep, members));
             }
             i = j;
         }
-        active.sort_unstable();
+        let active: Vec<u32> = (0..n as u32).filter(|&i| is_active[i as usize]).collect();
+        let mut pairs: Vec<Pair> = exact_pairs
+            .par_iter()
+            .map(|&(rep, m)| self.pair(&sketches, &site_ids, rep, m, PairKind::Exact))
+            .collect();
         let t_exact = t.elapsed();
 
         // Stage one.
