@@ -155,13 +155,23 @@ fn repeated_ids(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
         0xa409_3822_299f_31d0,
         0x082e_fa98_ec4e_6c89,
     );
+    repeated_ids_by(ids, fates, old, |id| hasher.hash_one(id))
+}
+
+/// [`repeated_ids`] with the hash of an id given.
+fn repeated_ids_by(
+    ids: &[String],
+    fates: &[Fate],
+    old: usize,
+    hash: impl Fn(&str) -> u64 + Sync,
+) -> Vec<(u32, u32)> {
     let mut by_hash: Vec<(u64, u32)> = ids
         .par_iter()
         .zip(fates.par_iter())
         .enumerate()
         .skip(old)
         .filter(|(_, (id, f))| !id.is_empty() && matches!(f, Fate::Kept))
-        .map(|(i, (id, _))| (hasher.hash_one(id.as_str()), i as u32))
+        .map(|(i, (id, _))| (hash(id), i as u32))
         .collect();
     crate::candidates::sort_hashed(&mut by_hash, |x| x.0);
     let mut out = Vec::new();
@@ -816,6 +826,64 @@ impl Pipeline {
                 y.supershingles,
             ) as u32,
             agreement: agreement(x.charikar, y.charikar),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: a record (from `old` on, kept, with an id) repeats the id of the
+    /// first earlier such record with it.
+    fn brute(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
+        let eligible = |i: usize| i >= old && !ids[i].is_empty() && matches!(fates[i], Fate::Kept);
+        let mut out = Vec::new();
+        for i in (0..ids.len()).filter(|&i| eligible(i)) {
+            if let Some(j) = (0..i).find(|&j| eligible(j) && ids[j] == ids[i]) {
+                out.push((i as u32, j as u32));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn repeated_ids_equal_the_definition_whatever_the_hash() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for round in 0..200 {
+            let n = rng.random_range(0..300);
+            let ids: Vec<String> = (0..n)
+                .map(|_| match rng.random_range(0..10) {
+                    0 => String::new(),
+                    _ => format!("id{}", rng.random_range(0..40)),
+                })
+                .collect();
+            let fates: Vec<Fate> = (0..n)
+                .map(|_| match rng.random_range(0..8) {
+                    0 => Fate::Rejected {
+                        reason: RejectReason::Empty,
+                    },
+                    _ => Fate::Kept,
+                })
+                .collect();
+            let old = rng.random_range(0..=n / 4);
+            let want = brute(&ids, &fates, old);
+            let sorted = |mut v: Vec<(u32, u32)>| {
+                v.sort_unstable();
+                v
+            };
+            // The real hash, every id colliding, and ids in three colliding classes.
+            assert_eq!(
+                sorted(repeated_ids(&ids, &fates, old)),
+                want,
+                "round {round}"
+            );
+            assert_eq!(sorted(repeated_ids_by(&ids, &fates, old, |_| 5)), want);
+            assert_eq!(
+                sorted(repeated_ids_by(&ids, &fates, old, |id| id.len() as u64 % 3)),
+                want
+            );
         }
     }
 }
