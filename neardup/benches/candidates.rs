@@ -1,10 +1,12 @@
 //! Stage one on one generated corpus: Broder supershingles vs Pugh checksums vs the
-//! Charikar block index, plus the whole pipeline after sketching. Each bench asserts
-//! its result inside the loop.
+//! Charikar block index; and the clusters' groups out of a union-find of the size of
+//! the Rust documentation corpus, against the vector-per-record way they were taken
+//! before. Each bench asserts its result inside the loop.
 use criterion::{criterion_group, criterion_main, Criterion};
 use neardup::candidates::{
     BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, PughChecksums, Supershingles,
 };
+use neardup::cluster::UnionFind;
 use neardup::sketch::pugh::PughConfig;
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Pipeline, SketchConfig};
@@ -61,6 +63,72 @@ fn stage_one(c: &mut Criterion) {
     g.finish();
 }
 
+/// The union-find's sets of two or more, each sorted, in order of their smallest member,
+/// taken the way `UnionFind::groups` did before session 17: a vector per record, the
+/// singletons dropped after.
+fn groups_vector_per_record(uf: &mut UnionFind, n: usize) -> Vec<Vec<u32>> {
+    let mut by_root: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for x in 0..n as u32 {
+        by_root[uf.find(x) as usize].push(x);
+    }
+    let mut groups: Vec<Vec<u32>> = by_root.into_iter().filter(|g| g.len() > 1).collect();
+    groups.sort_unstable_by_key(|g| g[0]);
+    groups
+}
+
+fn clusters(c: &mut Criterion) {
+    // 108,817 records and 21,417 pairs, as in the Rust docs corpus's run: pairs of
+    // records close in input order, most clusters of two.
+    let n = 108_817usize;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let pairs: Vec<(u32, u32)> = (0..21_417)
+        .map(|_| {
+            let a = (next() % n as u64) as u32;
+            let b = (a as u64 + 1 + next() % 50).min(n as u64 - 1) as u32;
+            (a, b)
+        })
+        .collect();
+    let build = || {
+        let mut uf = UnionFind::new(n);
+        for &(a, b) in &pairs {
+            uf.union(a, b);
+        }
+        uf
+    };
+    let want = groups_vector_per_record(&mut build(), n);
+    let mut g = c.benchmark_group(format!("clusters/{n}-records"));
+    g.bench_function("groups", |b| {
+        b.iter_batched(
+            build,
+            |mut uf| {
+                let got = uf.groups();
+                assert_eq!(got.len(), want.len());
+                got
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("groups-vector-per-record", |b| {
+        b.iter_batched(
+            build,
+            |mut uf| {
+                let got = groups_vector_per_record(&mut uf, n);
+                assert_eq!(got.len(), want.len());
+                got
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+    assert_eq!(build().groups(), want, "the same groups either way");
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -68,5 +136,5 @@ fn config() -> Criterion {
         .warm_up_time(std::time::Duration::from_secs(1))
 }
 
-criterion_group! { name = benches; config = config(); targets = stage_one }
+criterion_group! { name = benches; config = config(); targets = stage_one, clusters }
 criterion_main!(benches);
