@@ -388,6 +388,11 @@ impl Pipeline {
     /// Runs the pipeline over items of any type that `parse` turns into documents (or
     /// rejections) inside the parallel sketching stage, so that parsing (e.g. JSON) is
     /// spread over the threads too.
+    ///
+    /// The records are taken from the iterator, and the results collected, by one of
+    /// the pool's threads (which sketches too while it waits), so the iterator must be
+    /// `Send`; so with [`run`](Self::run), [`run_records`](Self::run_records) and
+    /// [`run_against`](Self::run_against).
     pub fn run_with<T, I, F>(&self, records: I, parse: F) -> Result<Dedup>
     where
         T: Send,
