@@ -55,7 +55,7 @@ use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
 use crate::persist::sketches::save_records;
 use crate::pipeline::Pipeline;
-use crate::sketch::hash::mix64;
+use crate::sketch::hash::{id_hash, mix64};
 use crate::sketch::{Sketch, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
@@ -159,10 +159,6 @@ struct Walked {
     id: Option<RunEnd>,
     exact: Option<RunEnd>,
     postings: Vec<Option<postings::ListEnd>>,
-}
-
-fn id_hash(id: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), 0x6964_5f74_6162_6c65)
 }
 
 fn exact_hash(exact: u128) -> u64 {

@@ -149,13 +149,7 @@ type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
 /// sort: [`crate::candidates::sort_hashed`]); records of one hash, in input order, are
 /// told apart by their ids, so a collision of hashes changes nothing.
 fn repeated_ids(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
-    let hasher = ahash::RandomState::with_seeds(
-        0x243f_6a88_85a3_08d3,
-        0x1319_8a2e_0370_7344,
-        0xa409_3822_299f_31d0,
-        0x082e_fa98_ec4e_6c89,
-    );
-    repeated_ids_by(ids, fates, old, |id| hasher.hash_one(id))
+    repeated_ids_by(ids, fates, old, crate::sketch::hash::id_hash)
 }
 
 /// [`repeated_ids`] with the hash of an id given.

@@ -37,6 +37,14 @@ pub fn term_fingerprint(term: &[u8]) -> u64 {
     xxh3_64_with_seed(term, TERM_SEED)
 }
 
+/// The hash of a record id, for tables of ids kept in memory (the online deduper's
+/// ids, a run's repeated ids): XXH3-64 of the UTF-8 bytes with a fixed seed. Equal
+/// hashes are told apart by the ids themselves, so nothing computed depends on it.
+#[inline]
+pub(crate) fn id_hash(id: &str) -> u64 {
+    xxh3_64_with_seed(id.as_bytes(), 0x6964_5f74_6162_6c65)
+}
+
 /// The SplitMix64 finalizer: a fast bijection on `u64` with full avalanche.
 #[inline]
 pub const fn mix64(mut z: u64) -> u64 {
