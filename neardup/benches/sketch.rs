@@ -80,6 +80,62 @@ fn tokenize(c: &mut Criterion) {
     g.finish();
 }
 
+fn shingles(c: &mut Criterion) {
+    let text = docs();
+    let tok = Tokenizer::default();
+    let terms: Vec<Vec<u64>> = text
+        .iter()
+        .map(|d| {
+            let mut t = Tokens::default();
+            tok.tokenize(&d.body, None, &mut t);
+            t.fps
+        })
+        .collect();
+    let n: u64 = terms.iter().map(|t| t.len() as u64).sum();
+    let mut g = c.benchmark_group("shingles8");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("neardup", |b| {
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut x = 0u64;
+            for t in &terms {
+                out.clear();
+                neardup::sketch::shingle::shingles(t, 8, false, &mut out);
+                x ^= out[out.len() / 2];
+            }
+            black_box(x)
+        })
+    });
+    // Baseline: the one rolling chain with the finalizer in the loop (the way before
+    // session 18).
+    const P: u64 = neardup::sketch::shingle::SHINGLE_BASE;
+    let top = (1..8).fold(1u64, |p, _| p.wrapping_mul(P));
+    let tag = 8u64.wrapping_mul(neardup::sketch::shingle::LENGTH_TAG);
+    g.bench_function("one-chain", |b| {
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut x = 0u64;
+            for t in &terms {
+                out.clear();
+                let mut h = t[..8]
+                    .iter()
+                    .fold(0u64, |h, &v| h.wrapping_mul(P).wrapping_add(v));
+                out.push(neardup::sketch::hash::mix64(h ^ tag));
+                for (&leaving, &entering) in t.iter().zip(&t[8..]) {
+                    h = h
+                        .wrapping_sub(leaving.wrapping_mul(top))
+                        .wrapping_mul(P)
+                        .wrapping_add(entering);
+                    out.push(neardup::sketch::hash::mix64(h ^ tag));
+                }
+                x ^= out[out.len() / 2];
+            }
+            black_box(x)
+        })
+    });
+    g.finish();
+}
+
 fn minhash(c: &mut Criterion) {
     let text = docs();
     let tok = Tokenizer::default();
@@ -211,5 +267,5 @@ fn config() -> Criterion {
         .warm_up_time(std::time::Duration::from_secs(1))
 }
 
-criterion_group! { name = benches; config = config(); targets = tokenize, minhash, charikar, full_sketch }
+criterion_group! { name = benches; config = config(); targets = tokenize, shingles, minhash, charikar, full_sketch }
 criterion_main!(benches);

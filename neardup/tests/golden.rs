@@ -95,11 +95,16 @@ const GOLDEN_MINS: [u64; 4] = [0x8d8afb4, 0x847b694, 0x97ffcad, 0x1e96b929];
 fn rolling_shingles_equal_their_windows() {
     // The rolling computation gives each window's own fingerprint, with and without
     // wrap-around, for documents shorter and longer than k; appending keeps what is
-    // already in the output.
-    let terms: Vec<u64> = (0..40u64)
+    // already in the output. Documents long enough for the four side-by-side chains
+    // (64 windows and more), with every remainder of windows over four, are included.
+    let terms: Vec<u64> = (0..1100u64)
         .map(|i| neardup::sketch::hash::mix64(i * 7 + 1))
         .collect();
-    for n in [0usize, 1, 2, 7, 8, 9, 11, 12, 13, 14, 15, 40] {
+    let lengths = [0usize, 1, 2, 7, 8, 9, 11, 12, 13, 14, 15, 40]
+        .into_iter()
+        .chain(60..=80)
+        .chain([200, 1001, 1100]);
+    for n in lengths {
         for k in [1usize, 2, 5, 8, 10] {
             for wrap in [false, true] {
                 let t = &terms[..n];

@@ -28,10 +28,7 @@ fn finish(h: u64, len: usize) -> u64 {
 
 /// The fingerprint of one window of term fingerprints (any length).
 pub fn shingle_fingerprint(window: &[u64]) -> u64 {
-    let h = window
-        .iter()
-        .fold(0u64, |h, &t| h.wrapping_mul(SHINGLE_BASE).wrapping_add(t));
-    finish(h, window.len())
+    finish(polynomial(window), window.len())
 }
 
 #[inline(always)]
@@ -41,9 +38,18 @@ fn roll(h: u64, leaving: u64, entering: u64, top: u64) -> u64 {
         .wrapping_add(entering)
 }
 
+/// Windows below which one rolling chain is used (the chains' start-up costs `k`
+/// multiplications each).
+const CHAINS_FROM: usize = 64;
+
 /// Appends the fingerprints of the `k`-term shingles of `terms` to `out`.
 ///
 /// `k` must be at least 1.
+///
+/// The rolling polynomial is a chain of dependent multiplications, so a long document's
+/// windows are split into four runs rolled side by side (each run's first window computed
+/// directly), and the finalizer is applied to all of them in a second, vectorized pass.
+/// Every window gets the same value as [`shingle_fingerprint`] of it.
 pub fn shingles(terms: &[u64], k: usize, wrap_around: bool, out: &mut Vec<u64>) {
     let n = terms.len();
     if n == 0 {
@@ -55,19 +61,84 @@ pub fn shingles(terms: &[u64], k: usize, wrap_around: bool, out: &mut Vec<u64>) 
         return;
     }
     let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(SHINGLE_BASE));
-    let mut h = terms[..k]
-        .iter()
-        .fold(0u64, |h, &t| h.wrapping_mul(SHINGLE_BASE).wrapping_add(t));
     let count = if wrap_around { n } else { n - k + 1 };
     let base = out.len();
     out.resize(base + count, 0);
-    let (first, rest) = out[base..].split_at_mut(1);
-    first[0] = finish(h, k);
+    let raw = &mut out[base..];
+    if wrap_around || count < CHAINS_FROM {
+        roll_one(terms, k, top, count, raw);
+    } else {
+        roll_four(terms, k, top, raw);
+    }
+    finish_all(raw, (k as u64).wrapping_mul(LENGTH_TAG));
+}
+
+/// The unfinalized polynomial of a window.
+#[inline]
+fn polynomial(window: &[u64]) -> u64 {
+    window
+        .iter()
+        .fold(0u64, |h, &t| h.wrapping_mul(SHINGLE_BASE).wrapping_add(t))
+}
+
+/// Writes the polynomials of windows `0..count` into `raw` with one rolling chain;
+/// windows past the end continue from the start (wrap-around).
+fn roll_one(terms: &[u64], k: usize, top: u64, count: usize, raw: &mut [u64]) {
+    let n = terms.len();
+    let mut h = polynomial(&terms[..k]);
+    let (first, rest) = raw.split_at_mut(1);
+    first[0] = h;
     // Window `start` drops `terms[start - 1]` and takes `terms[start + k - 1]`; with
     // wrap-around the entering terms continue from the beginning.
     let entering = terms[k..].iter().chain(&terms[..count - (n - k + 1)]);
     for ((o, &leaving), &enter) in rest.iter_mut().zip(terms).zip(entering) {
         h = roll(h, leaving, enter, top);
-        *o = finish(h, k);
+        *o = h;
+    }
+}
+
+/// Writes the polynomials of all `n − k + 1` windows into `raw` with four chains over
+/// four equal runs of windows; the windows left over continue the last chain.
+fn roll_four(terms: &[u64], k: usize, top: u64, raw: &mut [u64]) {
+    let count = raw.len();
+    let l = count / 4;
+    debug_assert!(l >= 1 && count == terms.len() - k + 1);
+    // Chain `c` covers windows `c·l .. (c+1)·l`: window `c·l + i + 1` drops
+    // `terms[c·l + i]` and takes `terms[c·l + i + k]`.
+    let leave = |c: usize| &terms[c * l..c * l + l - 1];
+    let enter = |c: usize| &terms[c * l + k..c * l + k + l - 1];
+    let (l0, l1, l2, l3) = (leave(0), leave(1), leave(2), leave(3));
+    let (e0, e1, e2, e3) = (enter(0), enter(1), enter(2), enter(3));
+    let mut h = [0u64; 4];
+    for (c, h) in h.iter_mut().enumerate() {
+        *h = polynomial(&terms[c * l..c * l + k]);
+    }
+    let (o0, rest) = raw.split_at_mut(l);
+    let (o1, rest) = rest.split_at_mut(l);
+    let (o2, rest) = rest.split_at_mut(l);
+    let (o3, tail) = rest.split_at_mut(l);
+    (o0[0], o1[0], o2[0], o3[0]) = (h[0], h[1], h[2], h[3]);
+    let (o0, o1, o2, o3) = (&mut o0[1..], &mut o1[1..], &mut o2[1..], &mut o3[1..]);
+    for i in 0..l - 1 {
+        h[0] = roll(h[0], l0[i], e0[i], top);
+        h[1] = roll(h[1], l1[i], e1[i], top);
+        h[2] = roll(h[2], l2[i], e2[i], top);
+        h[3] = roll(h[3], l3[i], e3[i], top);
+        (o0[i], o1[i], o2[i], o3[i]) = (h[0], h[1], h[2], h[3]);
+    }
+    let mut h = h[3];
+    for (j, o) in tail.iter_mut().enumerate() {
+        let s = 4 * l + j;
+        h = roll(h, terms[s - 1], terms[s + k - 1], top);
+        *o = h;
+    }
+}
+
+crate::sketch::simd::kernel! {
+    /// Finalizes window polynomials in place: `mix64(h ^ tag)`.
+    fn finish_all(raw: &mut [u64], tag: u64) {
+        for h in raw.iter_mut() {
+            *h = mix64(*h ^ tag);
+        }
     }
 }
