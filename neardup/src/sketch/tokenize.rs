@@ -595,10 +595,15 @@ impl Tokenizer {
                     next = i + last;
                 }
             }
-            while m != 0 {
-                let start = m.trailing_zeros() as usize;
-                let len = (!(m >> start)).trailing_zeros() as usize;
-                let end = start + len;
+            // The runs of set bits of `m` by their first and last bits, each taken off
+            // with one `x & (x − 1)`: the loop carries no longer chain than that.
+            let mut starts = m & !(m << 1);
+            let mut lasts = m & !(m >> 1);
+            while starts != 0 {
+                let start = starts.trailing_zeros() as usize;
+                let end = lasts.trailing_zeros() as usize + 1;
+                starts &= starts - 1;
+                lasts &= lasts - 1;
                 let term = &folded[start..end];
                 if end == limit {
                     // May continue in the next block, the next piece of text or the
@@ -610,8 +615,6 @@ impl Tokenizer {
                 } else {
                     sink.term(term, title);
                 }
-                // Clear the lowest run of ones.
-                m &= m.wrapping_add(m & m.wrapping_neg());
             }
             if limit < r {
                 // The non-ASCII char: the scalar scanner, up to the next char boundary.
