@@ -533,8 +533,15 @@ impl Tokenizer {
     }
 
     fn run<S: Sink>(&self, body: &Body, page_url: Option<&str>, sink: &mut S) {
+        thread_local! {
+            // The term buffer, kept per thread between documents: an allocation per
+            // document cost more than the rest of a short one.
+            static BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut buf = BUF.take();
+        buf.clear();
         let mut acc = TermAcc {
-            buf: Vec::with_capacity(32),
+            buf,
             fold: self.case_fold,
         };
         match body {
@@ -542,6 +549,9 @@ impl Tokenizer {
             Body::Html(h) => self.scan_html(h, page_url.and_then(url_host), &mut acc, sink),
         }
         acc.flush(sink, false);
+        if acc.buf.capacity() <= 1 << 12 {
+            BUF.set(acc.buf);
+        }
     }
 
     /// Scans text (no markup) in blocks of 64 bytes: one vector pass classifies and
