@@ -6,6 +6,7 @@
 
 pub mod cmd;
 pub mod config;
+pub mod kept_ranges;
 pub mod output;
 pub mod report;
 pub mod writeback;

@@ -124,6 +124,7 @@ pub fn write_back(
     inputs: &[Input],
     fields: &Fields,
     max_record: usize,
+    ranges: &crate::kept_ranges::Ranges,
     mut t: Targets<'_>,
 ) -> Result<Written> {
     if t.output.is_none() && t.output_dir.is_none() && t.annotate.is_none() && t.rejects.is_none() {
@@ -132,6 +133,19 @@ pub fn write_back(
             per_input_kept: vec![None; inputs.len()],
             ..Written::default()
         });
+    }
+    if let (Some(out), None, None, None) = (&t.output, t.output_dir, &t.annotate, &t.rejects) {
+        // Only the kept records: written from where the first pass found them.
+        if let Some(n) = crate::kept_ranges::write_kept(d, inputs, ranges, out)? {
+            if let Some(o) = t.output {
+                o.commit()?;
+            }
+            return Ok(Written {
+                kept: Some(n),
+                per_input_kept: vec![None; inputs.len()],
+                ..Written::default()
+            });
+        }
     }
     let notes = Notes::new(d);
     let mut ordinal = d.previous;

@@ -233,9 +233,12 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     } else {
         Box::new(reader)
     };
+    // Where each record lies in its file, for the second pass (plain JSONL only).
+    let mut ranges = crate::kept_ranges::Ranges::new(inputs.len(), !read_ahead);
     let records = records.map_while(|r| match r {
         Ok(rec) => {
             read_bytes.fetch_add(rec.bytes(), std::sync::atomic::Ordering::Relaxed);
+            ranges.note(&rec);
             Some(rec)
         }
         Err(e) => {
@@ -259,6 +262,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         &inputs,
         &fields,
         max_record,
+        &ranges,
         crate::writeback::Targets {
             output: args
                 .output

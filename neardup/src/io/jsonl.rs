@@ -168,10 +168,21 @@ impl Mapped {
         }
     }
 
+    /// Maps the file at `path` when it is a non-empty regular file; `None` when it is
+    /// not (or the system refuses); an error when it cannot be opened.
+    pub fn open(path: &std::path::Path) -> crate::error::Result<Option<Self>> {
+        let f = std::fs::File::open(path).map_err(|e| crate::error::Error::io(path, e))?;
+        Ok(Self::of(&f))
+    }
+
     /// Releases the pages of `range` from the process (they stay in the page cache).
     #[cfg(unix)]
     #[allow(unsafe_code)]
-    fn release(&self, range: std::ops::Range<usize>) {
+    ///
+    /// The pages holding any byte of `range` within the mapping are released: reading
+    /// them again maps them again from the file, so this never changes what is read.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let range = range.start..range.end.min(self.map.len());
         if range.is_empty() {
             return;
         }
@@ -186,8 +197,9 @@ impl Mapped {
         };
     }
 
+    /// Releases the pages of `range` from the process (a no-op on this system).
     #[cfg(not(unix))]
-    fn release(&self, _: std::ops::Range<usize>) {}
+    pub fn release(&self, _: std::ops::Range<usize>) {}
 }
 
 impl std::fmt::Debug for JsonlLines {

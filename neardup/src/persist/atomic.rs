@@ -43,6 +43,8 @@ pub struct AtomicFile {
     target: Target,
     fault: Option<u64>,
     written: u64,
+    /// Whether anything was handed to [`Write`].
+    touched: bool,
 }
 
 enum Target {
@@ -117,6 +119,7 @@ impl AtomicFile {
             target,
             fault,
             written: 0,
+            touched: false,
         })
     }
 
@@ -147,6 +150,20 @@ impl AtomicFile {
         matches!(self.target, Target::Replace { .. })
     }
 
+    /// The temporary file, to be written at positions (`FileExt::write_all_at`, from
+    /// several threads at once) instead of through [`Write`]: `Some` only for a file
+    /// that is replaced on [`commit`](Self::commit), before anything was written through
+    /// [`Write`], and without the test-only fault point. Do not mix the two ways of
+    /// writing; `commit` syncs and renames the file as usual.
+    pub fn positional(&self) -> Option<&File> {
+        match &self.target {
+            Target::Replace { tmp, .. } if !self.touched && self.fault.is_none() => {
+                Some(tmp.as_file())
+            }
+            _ => None,
+        }
+    }
+
     /// Flushes and, for a replaced file, syncs it and renames it over the destination.
     pub fn commit(self) -> Result<()> {
         let path = self.path;
@@ -165,6 +182,7 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.touched = true;
         if let Some(limit) = self.fault {
             self.written += buf.len() as u64;
             if self.written > limit {

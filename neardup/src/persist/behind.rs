@@ -265,9 +265,11 @@ impl Drop for Behind {
 
 /// Starts writing `len` bytes of `f` from `offset` to its device, without waiting (a
 /// hint: an error is ignored, and the sync at commit writes whatever is left).
+/// [`Behind`] calls it every [`WRITE_BEHIND`] bytes; writers of a file at positions
+/// call it for their own stretches.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn start_write_back(f: &File, offset: u64, len: u64) {
+pub fn start_write_back(f: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
     // SAFETY: the descriptor is open for the call's length; the call reads no memory.
     unsafe {
@@ -282,7 +284,7 @@ fn start_write_back(f: &File, offset: u64, len: u64) {
 
 /// Elsewhere, the sync at commit writes the whole file.
 #[cfg(not(target_os = "linux"))]
-fn start_write_back(_: &File, _: u64, _: u64) {}
+pub fn start_write_back(_: &File, _: u64, _: u64) {}
 
 #[cfg(test)]
 mod tests {
