@@ -13,7 +13,7 @@
 use crate::output::Sink;
 use anyhow::{bail, Context, Result};
 use neardup::io::Encoder;
-use neardup::io::{Input, Mapped, RawBytes, RawRecord, RELEASE_BEHIND};
+use neardup::io::{Input, Mapped, RawBytes, RawRecord};
 use neardup::persist::behind::{start_write_back, WRITE_BEHIND};
 use neardup::pipeline::Fate;
 use neardup::Dedup;
@@ -199,8 +199,9 @@ fn write_part(
             buf.extend_from_slice(bytes);
             buf.push(b'\n');
         }
-        if start >= current.1 + RELEASE_BEHIND + STEP {
-            let upto = (start - RELEASE_BEHIND) & !(STEP - 1);
+        if start >= current.1 + STEP {
+            // The bytes before this record are copied: their pages can go.
+            let upto = start & !(STEP - 1);
             map.release(current.1..upto);
             current.1 = upto;
         }
