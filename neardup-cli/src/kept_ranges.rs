@@ -14,7 +14,7 @@ use crate::output::Sink;
 use anyhow::{bail, Context, Result};
 use neardup::io::Encoder;
 use neardup::io::{Input, Mapped, RawBytes, RawRecord};
-use neardup::persist::behind::{start_write_back, WRITE_BEHIND};
+use neardup::persist::behind::{reserve_blocks, start_write_back, WRITE_BEHIND};
 use neardup::pipeline::Fate;
 use neardup::Dedup;
 #[cfg(unix)]
@@ -143,6 +143,8 @@ pub fn write_kept(d: &Dedup, inputs: &[Input], ranges: &Ranges, out: &Sink) -> R
         split += 1;
     }
     let (first, second) = kept.split_at(split);
+    // The file's blocks reserved at once rather than page by page as it is written.
+    reserve_blocks(file, bytes);
     let maps = &maps;
     std::thread::scope(|s| -> Result<()> {
         let other = s.spawn(move || write_part(maps, second, file, before));

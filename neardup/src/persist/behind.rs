@@ -282,6 +282,27 @@ pub fn start_write_back(f: &File, offset: u64, len: u64) {
     }
 }
 
+/// Reserves the disk blocks of the first `len` bytes of `f` ahead of writing them at
+/// positions (`fallocate`, keeping the file's size; a hint: an error is ignored).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub fn reserve_blocks(f: &File, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the call's length; the call reads no memory.
+    unsafe {
+        libc::fallocate(
+            f.as_raw_fd(),
+            libc::FALLOC_FL_KEEP_SIZE,
+            0,
+            len as libc::off64_t,
+        );
+    }
+}
+
+/// Elsewhere, nothing is reserved ahead.
+#[cfg(not(target_os = "linux"))]
+pub fn reserve_blocks(_: &File, _: u64) {}
+
 /// Elsewhere, the sync at commit writes the whole file.
 #[cfg(not(target_os = "linux"))]
 pub fn start_write_back(_: &File, _: u64, _: u64) {}
