@@ -80,17 +80,21 @@ fn tokenize(c: &mut Criterion) {
     g.finish();
 }
 
-fn shingles(c: &mut Criterion) {
-    let text = docs();
+/// The term fingerprints of each generated document.
+fn term_lists() -> Vec<Vec<u64>> {
     let tok = Tokenizer::default();
-    let terms: Vec<Vec<u64>> = text
+    docs()
         .iter()
         .map(|d| {
             let mut t = Tokens::default();
             tok.tokenize(&d.body, None, &mut t);
             t.fps
         })
-        .collect();
+        .collect()
+}
+
+fn shingles(c: &mut Criterion) {
+    let terms = term_lists();
     let n: u64 = terms.iter().map(|t| t.len() as u64).sum();
     let mut g = c.benchmark_group("shingles8");
     g.throughput(Throughput::Elements(n));
@@ -192,16 +196,7 @@ fn minhash(c: &mut Criterion) {
 }
 
 fn charikar(c: &mut Criterion) {
-    let text = docs();
-    let tok = Tokenizer::default();
-    let terms: Vec<Vec<u64>> = text
-        .iter()
-        .map(|d| {
-            let mut t = Tokens::default();
-            tok.tokenize(&d.body, None, &mut t);
-            t.fps
-        })
-        .collect();
+    let terms = term_lists();
     let n: u64 = terms.iter().map(|s| s.len() as u64).sum();
     let p = Projector::new(384, 2, 0);
     let mut g = c.benchmark_group("charikar384");
