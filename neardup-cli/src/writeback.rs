@@ -5,7 +5,8 @@
 //! rule) and a kept one is written as it was read; WARC and directory inputs go through
 //! the reader record by record; a Parquet input is read batch by batch with all its
 //! columns and filtered by a mask, so the kept rows keep the input's schema and memory
-//! stays at a batch.
+//! stays at a batch. When the kept records of plain JSONL files are all it writes, it
+//! takes the fast way of [`crate::kept_ranges`] instead.
 
 use crate::output::{annotate_batch, Note, Sink};
 use crate::report::RejectLine;
