@@ -216,9 +216,10 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     // What the reader produced, counted by the reader: the reference of the accounting.
     let counter = reader.counter();
     // Stops after the first fatal error. Uncompressed JSONL files are split into lines
-    // by the pipeline's driving thread (a mapping: no disk waits, no decompressor);
-    // anything else is read on a thread of its own, up to 1024 records ahead of the
-    // pipeline, so that the workers never wait for the disk or the decompressor.
+    // by the pipeline's workers as they take their jobs (a mapping: no disk waits, no
+    // decompressor); anything else is read on a thread of its own, up to 1024 records
+    // ahead of the pipeline, so that the workers never wait for the disk or the
+    // decompressor.
     let read_ahead = !inputs.iter().all(Input::is_plain_jsonl);
     let mut failed = false;
     let reader = reader.map_while(move |r| {

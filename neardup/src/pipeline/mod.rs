@@ -262,15 +262,11 @@ impl Pipeline {
     /// input order, without a barrier between batches: records go out in jobs of up to
     /// 64, at most [`PipelineBuilder::chunk_records`] records are in flight (taken but
     /// not yet mapped; the results of up to 16 times as many may wait for a slow job
-    /// before them), and a worker takes the next job as soon as it is done with one.
-    /// Each job borrows a [`Scratch`] from a shared stack. A panic in `f` is re-raised
-    /// here.
-    ///
-    /// The loop that takes the records, hands out the jobs and consumes the results
-    /// runs on one of the pool's threads, which runs jobs too while it waits (see
-    /// [`executor::receive`]): `threads` busy threads, not one more that the others
-    /// would have to make way for each time a result wakes it.
-    fn ordered_map<T, R, I, F, C>(&self, mut records: I, f: F, mut consume: C)
+    /// before them). Each of the pool's threads runs a worker that takes its next job
+    /// from `records` itself as soon as it is done with one, and hands on the results
+    /// its job completes (see [`executor`]): no thread waits for another to hand out
+    /// work. A panic in `f` is re-raised here.
+    fn ordered_map<T, R, I, F, C>(&self, records: I, f: F, consume: C)
     where
         T: Send,
         R: Send,
@@ -283,12 +279,21 @@ impl Pipeline {
             len: job_len,
             max: self.chunk_records.div_ceil(job_len),
             f: &f,
-            scratches: std::sync::Mutex::new(Vec::new()),
         };
-        match &self.pool {
-            Some(p) => p.scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
-            None => rayon::scope_fifo(|s| jobs.drive(s, &mut records, &mut consume)),
-        }
+        // A worker on each of the pool's threads.
+        let spawn = |worker: &(dyn Fn() + Sync)| match &self.pool {
+            Some(p) => p.scope(|s| {
+                for _ in 0..p.current_num_threads() {
+                    s.spawn(|_| worker());
+                }
+            }),
+            None => rayon::scope(|s| {
+                for _ in 0..rayon::current_num_threads() {
+                    s.spawn(|_| worker());
+                }
+            }),
+        };
+        jobs.run(spawn, records, consume);
     }
 
     /// The first pass of boilerplate removal (see [`crate::sketch::boilerplate`]): counts, per
