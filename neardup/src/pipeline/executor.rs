@@ -236,15 +236,14 @@ mod tests {
         threads: usize,
         jobs: &Jobs<'_, impl Fn(&mut Scratch, T) -> R + Sync>,
         records: impl Iterator<Item = T> + Send,
-    ) -> Vec<R>
-    where
+        consume: impl FnMut(Vec<R>) + Send,
+    ) where
         R: Send,
     {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        let mut out = Vec::new();
         let spawn = |worker: &(dyn Fn() + Sync)| {
             pool.scope(|s| {
                 for _ in 0..threads {
@@ -252,8 +251,7 @@ mod tests {
                 }
             })
         };
-        jobs.run(spawn, records, |v: Vec<R>| out.extend(v));
-        out
+        jobs.run(spawn, records, consume);
     }
 
     #[test]
@@ -286,7 +284,8 @@ mod tests {
                 max: 8,
                 f: &f,
             };
-            let out = run_on(2, &jobs, 0..2000usize);
+            let mut out = Vec::new();
+            run_on(2, &jobs, 0..2000usize, |v| out.extend(v));
             assert!(
                 !gave_up.load(SeqCst),
                 "the work stopped behind the unfinished record 0"
@@ -334,19 +333,8 @@ mod tests {
                 let t = taken.fetch_add(1, SeqCst) + 1;
                 lag.fetch_max(t.saturating_sub(handed.load(SeqCst)), SeqCst);
             });
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
             let mut out = Vec::new();
-            let spawn = |worker: &(dyn Fn() + Sync)| {
-                pool.scope(|s| {
-                    for _ in 0..threads {
-                        s.spawn(|_| worker());
-                    }
-                })
-            };
-            jobs.run(spawn, records, |v: Vec<u64>| {
+            run_on(threads, &jobs, records, |v: Vec<u64>| {
                 handed.fetch_add(v.len(), SeqCst);
                 out.extend(v);
             });
@@ -388,24 +376,13 @@ mod tests {
                     max: 2,
                     f: &f,
                 };
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let spawn = |worker: &(dyn Fn() + Sync)| {
-                    pool.scope(|s| {
-                        for _ in 0..threads {
-                            s.spawn(|_| worker());
-                        }
-                    })
-                };
                 let records = (0..100_000u32).inspect(|&i| {
                     if at == 1 && i == 500 {
                         panic!("reading record 500");
                     }
                 });
                 let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    jobs.run(spawn, records, |v: Vec<u32>| {
+                    run_on(threads, &jobs, records, |v: Vec<u32>| {
                         if at == 2 && v.contains(&700) {
                             panic!("consuming record 700");
                         }
