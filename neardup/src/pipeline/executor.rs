@@ -191,34 +191,31 @@ impl<'f, F> Jobs<'f, F> {
             }
             output.pending[at] = Some(out);
             shared.finished.fetch_add(1, SeqCst);
-            if output.consuming {
-                // The worker handing results on takes these too when it comes back.
-                drop(output);
-                shared.wake();
-                continue;
-            }
             // Hands on the results now at the front, outside the lock (consuming
-            // thousands of results behind a slow job takes a while), until none is.
-            output.consuming = true;
-            loop {
-                let mut ready = Vec::new();
-                while let Some(Some(_)) = output.pending.front() {
-                    ready.extend(output.pending.pop_front().flatten());
+            // thousands of results behind a slow job takes a while), until none is;
+            // when another worker is at it, that one takes these too when it comes back.
+            if !output.consuming {
+                output.consuming = true;
+                loop {
+                    let mut ready = Vec::new();
+                    while let Some(Some(_)) = output.pending.front() {
+                        ready.extend(output.pending.pop_front().flatten());
+                    }
+                    if ready.is_empty() {
+                        output.consuming = false;
+                        break;
+                    }
+                    output.popped += ready.len();
+                    drop(output);
+                    let mut consume = lock(&shared.consume);
+                    for out in ready {
+                        consume(out);
+                        shared.consumed.fetch_add(1, SeqCst);
+                    }
+                    drop(consume);
+                    shared.wake();
+                    output = lock(&shared.output);
                 }
-                if ready.is_empty() {
-                    output.consuming = false;
-                    break;
-                }
-                output.popped += ready.len();
-                drop(output);
-                let mut consume = lock(&shared.consume);
-                for out in ready {
-                    consume(out);
-                    shared.consumed.fetch_add(1, SeqCst);
-                }
-                drop(consume);
-                shared.wake();
-                output = lock(&shared.output);
             }
             drop(output);
             shared.wake();

@@ -281,17 +281,14 @@ impl Pipeline {
             f: &f,
         };
         // A worker on each of the pool's threads.
-        let spawn = |worker: &(dyn Fn() + Sync)| match &self.pool {
-            Some(p) => p.scope(|s| {
-                for _ in 0..p.current_num_threads() {
-                    s.spawn(|_| worker());
-                }
-            }),
-            None => rayon::scope(|s| {
-                for _ in 0..rayon::current_num_threads() {
-                    s.spawn(|_| worker());
-                }
-            }),
+        let spawn = |worker: &(dyn Fn() + Sync)| {
+            self.install(|| {
+                rayon::scope(|s| {
+                    for _ in 0..rayon::current_num_threads() {
+                        s.spawn(|_| worker());
+                    }
+                })
+            })
         };
         jobs.run(spawn, records, consume);
     }
