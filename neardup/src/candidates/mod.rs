@@ -124,9 +124,13 @@ fn bucket_pairs(
     out: &mut Vec<(u32, u32)>,
     keep: impl Fn(u32, u32) -> bool + Sync,
 ) {
-    sort_hashed(keys, |k| k.0);
     stats.passes += 1;
     stats.keys += keys.len() as u64;
+    // Only keys that occur twice or more make pairs: the others are set aside before
+    // the sort, which then orders a few thousand keys instead of every one.
+    let may_repeat = repeated_first(keys, |k| k.0);
+    let keys = &mut keys[..may_repeat];
+    sort_hashed(keys, |k| k.0);
     let mut runs = Vec::new();
     let mut i = 0;
     while i < keys.len() {
@@ -169,6 +173,41 @@ fn bucket_pairs(
         stats.big_bucket_members += bm;
         out.extend(p);
     }
+}
+
+/// Moves to the front every element of `v` whose `key` (the leading 64 bits of what
+/// elements are grouped by) may occur more than once in `v`, and returns how many there
+/// are: every element of a repeated key is among them, with a few of unique keys (those
+/// whose key shares its leading bits with another key's); the elements after them have
+/// keys no other element has. Two bit tables indexed by the key's leading bits, one
+/// pass to mark the indexes seen once and twice, one to gather; about eight bits of
+/// table per element, so about one unique key in eight stays (for keys spread like
+/// hashes; skewed keys only keep more). A short slice is left whole.
+pub(crate) fn repeated_first<T>(v: &mut [T], key: impl Fn(&T) -> u64) -> usize {
+    let n = v.len();
+    if n < 4096 {
+        return n;
+    }
+    let bits = (n * 8).next_power_of_two().trailing_zeros();
+    let shift = 64 - bits;
+    let index = |x: &T| (key(x) >> shift) as usize;
+    let mut seen = vec![0u64; 1 << (bits - 6)];
+    let mut twice = vec![0u64; 1 << (bits - 6)];
+    for x in v.iter() {
+        let i = index(x);
+        let (w, b) = (i >> 6, 1u64 << (i & 63));
+        twice[w] |= seen[w] & b;
+        seen[w] |= b;
+    }
+    let mut kept = 0;
+    for r in 0..n {
+        let i = index(&v[r]);
+        if twice[i >> 6] >> (i & 63) & 1 != 0 {
+            v.swap(kept, r);
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// The big-bucket rule, the one definition every front end uses: calls `f(x, y)`
@@ -586,7 +625,7 @@ impl CandidateGenerator for SimhashCandidates {
 
 #[cfg(test)]
 mod tests {
-    use super::sort_hashed;
+    use super::{repeated_first, sort_hashed};
     use rand::RngExt;
     use rand_chacha::rand_core::SeedableRng;
 
@@ -612,6 +651,71 @@ mod tests {
                 want.sort_unstable();
                 sort_hashed(&mut v, |x| x.0);
                 assert_eq!(v, want, "n = {n}");
+            }
+        }
+    }
+
+    /// `repeated_first` against counting each key: the front holds every entry of every
+    /// key that occurs twice or more, the rest only keys that occur once, and the
+    /// entries are the same ones; for hashes most unique keys are set aside.
+    #[test]
+    fn repeated_first_keeps_every_repeated_key_in_front() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for n in [0usize, 1, 4095, 4096, 5000, 100_000] {
+            // Hashes with some repeated, keys differing only in the low bits (one index
+            // for all), and a few distinct keys.
+            let kinds: [KeyGen; 3] = [
+                Box::new(|r| {
+                    let k: u64 = r.random();
+                    if k % 7 == 0 {
+                        k % 500
+                    } else {
+                        k
+                    }
+                }),
+                Box::new(|r| r.random_range(0..1_000_000u64)),
+                Box::new(|r| r.random_range(0..50u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ];
+            for (kind, key) in kinds.iter().enumerate() {
+                let mut v: Vec<(u64, u32)> = (0..n)
+                    .map(|i| {
+                        let k = key(&mut rng);
+                        // Spread over the whole range, with repeats (k % 500 < 500).
+                        let k = if kind == 0 && k < 500 {
+                            k.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                        } else {
+                            k
+                        };
+                        (k, i as u32)
+                    })
+                    .collect();
+                let mut count = std::collections::HashMap::new();
+                for &(k, _) in &v {
+                    *count.entry(k).or_insert(0usize) += 1;
+                }
+                let mut before = v.clone();
+                let front = repeated_first(&mut v, |x| x.0);
+                let (kept, rest) = v.split_at(front);
+                for &(k, d) in rest {
+                    assert_eq!(
+                        count[&k], 1,
+                        "n = {n}, kind {kind}: doc {d}'s repeated key set aside"
+                    );
+                }
+                let repeated = count.values().filter(|&&c| c > 1).sum::<usize>();
+                assert!(kept.len() >= repeated, "n = {n}, kind {kind}");
+                if kind == 0 && n >= 4096 {
+                    // About one unique key in eight stays with hashes.
+                    let unique_kept = kept.len() - repeated;
+                    assert!(
+                        unique_kept * 4 < n,
+                        "n = {n}: {unique_kept} unique keys kept"
+                    );
+                }
+                before.sort_unstable();
+                let mut after = v.clone();
+                after.sort_unstable();
+                assert_eq!(after, before, "n = {n}, kind {kind}: the same entries");
             }
         }
     }

@@ -167,7 +167,10 @@ fn repeated_ids_by(
         .filter(|(_, (id, f))| !id.is_empty() && matches!(f, Fate::Kept))
         .map(|(i, (id, _))| (hash(id), i as u32))
         .collect();
-    crate::candidates::sort_hashed(&mut by_hash, |x| x.0);
+    // Only hashes that occur twice or more can be repeated ids.
+    let may_repeat = crate::candidates::repeated_first(&mut by_hash, |x| x.0);
+    let by_hash = &mut by_hash[..may_repeat];
+    crate::candidates::sort_hashed(by_hash, |x| x.0);
     let mut out = Vec::new();
     let mut firsts: Vec<u32> = Vec::new();
     for run in by_hash.chunk_by(|a, b| a.0 == b.0) {
@@ -613,17 +616,24 @@ impl Pipeline {
 
         // Exact-duplicate pre-pass.
         let t = Instant::now();
+        // The records left after the pre-pass (each its own or its group's
+        // representative), marked here and listed in ordinal order below.
+        let mut is_active = vec![false; n];
         let mut by_exact: Vec<(u128, u32)> = (0..n as u32)
             .filter(|&i| matches!(fates[i as usize], Fate::Kept))
             .map(|i| (sketches.get(i as usize).exact, i))
             .collect();
+        // Records whose fingerprint no other has are their own representatives; only
+        // the others are sorted into groups.
+        let may_repeat = crate::candidates::repeated_first(&mut by_exact, |x| (x.0 >> 64) as u64);
+        for &(_, i) in &by_exact[may_repeat..] {
+            is_active[i as usize] = true;
+        }
+        by_exact.truncate(may_repeat);
         crate::candidates::sort_hashed(&mut by_exact, |x| (x.0 >> 64) as u64);
         // (representative, member) of the exact groups; their pairs' measures are taken
         // on the pool after the groups are found.
         let mut exact_pairs: Vec<(u32, u32)> = Vec::new();
-        // The records left after the pre-pass (each its own or its group's
-        // representative), marked here and listed in ordinal order below.
-        let mut is_active = vec![false; n];
         // Exact group of each active representative: (rep, members) for groups ≥ 2.
         let mut exact_group: Vec<(u32, Vec<u32>)> = Vec::new();
         let mut i = 0;
