@@ -662,33 +662,22 @@ mod tests {
     fn repeated_first_keeps_every_repeated_key_in_front() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         for n in [0usize, 1, 4095, 4096, 5000, 100_000] {
-            // Hashes with some repeated, keys differing only in the low bits (one index
-            // for all), and a few distinct keys.
+            // Hashes, one in seven of them from a set of 500 (repeated), keys differing
+            // only in the low bits (one index for all), and a few distinct keys.
             let kinds: [KeyGen; 3] = [
                 Box::new(|r| {
-                    let k: u64 = r.random();
-                    if k % 7 == 0 {
-                        k % 500
+                    if r.random_range(0..7u32) == 0 {
+                        r.random_range(0..500u64)
+                            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                     } else {
-                        k
+                        r.random()
                     }
                 }),
                 Box::new(|r| r.random_range(0..1_000_000u64)),
                 Box::new(|r| r.random_range(0..50u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             ];
             for (kind, key) in kinds.iter().enumerate() {
-                let mut v: Vec<(u64, u32)> = (0..n)
-                    .map(|i| {
-                        let k = key(&mut rng);
-                        // Spread over the whole range, with repeats (k % 500 < 500).
-                        let k = if kind == 0 && k < 500 {
-                            k.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                        } else {
-                            k
-                        };
-                        (k, i as u32)
-                    })
-                    .collect();
+                let mut v: Vec<(u64, u32)> = (0..n).map(|i| (key(&mut rng), i as u32)).collect();
                 let mut count = std::collections::HashMap::new();
                 for &(k, _) in &v {
                     *count.entry(k).or_insert(0usize) += 1;
