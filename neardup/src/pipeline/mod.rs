@@ -604,13 +604,13 @@ impl Pipeline {
                 reason: RejectReason::DuplicateId { first },
             };
         }
-        let terms: Vec<u32> = (0..n).map(|i| sketches.get(i).terms).collect();
+        let terms = sketches.term_counts();
         // The representative: an old record when there is one (old records are never
         // dropped), else by the keep policy.
         let pick = |members: &[u32]| -> u32 {
             match members.first() {
                 Some(&m) if (m as usize) < old => m,
-                _ => representative(members, self.keep, &terms, &priority),
+                _ => representative(members, self.keep, terms, &priority),
             }
         };
 
@@ -619,9 +619,11 @@ impl Pipeline {
         // The records left after the pre-pass (each its own or its group's
         // representative), marked here and listed in ordinal order below.
         let mut is_active = vec![false; n];
-        let mut by_exact: Vec<(u128, u32)> = (0..n as u32)
-            .filter(|&i| matches!(fates[i as usize], Fate::Kept))
-            .map(|i| (sketches.get(i as usize).exact, i))
+        let mut by_exact: Vec<(u128, u32)> = (sketches.exact_fingerprints().iter())
+            .zip(&fates)
+            .enumerate()
+            .filter(|(_, (_, f))| matches!(f, Fate::Kept))
+            .map(|(i, (&e, _))| (e, i as u32))
             .collect();
         // Records whose fingerprint no other has are their own representatives; only
         // the others are sorted into groups.

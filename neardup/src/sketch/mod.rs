@@ -368,6 +368,20 @@ impl Sketches {
         }
     }
 
+    /// The exact fingerprints of every sketch, by ordinal (the column [`get`](Self::get)
+    /// reads `exact` from: for loops over many documents).
+    #[inline]
+    pub fn exact_fingerprints(&self) -> &[u128] {
+        &self.exact
+    }
+
+    /// The term counts of every sketch, by ordinal (the column [`get`](Self::get) reads
+    /// `terms` from).
+    #[inline]
+    pub fn term_counts(&self) -> &[u32] {
+        &self.terms
+    }
+
     /// The supershingles of the sketch at ordinal `i` (what [`get`](Self::get) gives,
     /// without touching the other columns: for loops over many documents).
     #[inline]
