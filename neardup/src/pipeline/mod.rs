@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::sketch::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
 use crate::sketch::charikar::agreement;
+use crate::sketch::hash::id_hash;
 use crate::sketch::{Scratch, Sketch, Sketcher, Sketches};
 
 mod builder;
@@ -107,6 +108,8 @@ impl std::fmt::Debug for Pipeline {
 /// What the pipeline keeps of a record after sketching it.
 struct Meta {
     id: String,
+    /// [`id_hash`] of `id`, taken on the worker that read it.
+    id_hash: u64,
     priority: Option<f64>,
     rejected: Option<RejectReason>,
     /// Index into the run's site names.
@@ -118,6 +121,7 @@ struct Meta {
 #[derive(Default)]
 struct Columns {
     ids: Vec<String>,
+    id_hashes: Vec<u64>,
     fates: Vec<Fate>,
     priority: Vec<Option<f64>>,
     site_ids: Vec<Option<u32>>,
@@ -126,6 +130,7 @@ struct Columns {
 impl Columns {
     fn push(&mut self, m: Meta) {
         self.ids.push(m.id);
+        self.id_hashes.push(m.id_hash);
         self.fates.push(match m.rejected {
             Some(reason) => Fate::Rejected { reason },
             None => Fate::Kept,
@@ -145,27 +150,16 @@ type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
 
 /// The records (ordinal `old` on, kept so far, with an id) whose id an earlier such
 /// record has, each with the first of those: `(record, first)`, in no particular order.
-/// The ids are hashed on the pool and sorted by hash with their ordinals (a linear
-/// sort: [`crate::candidates::sort_hashed`]); records of one hash, in input order, are
+/// `hashes` are the ids' hashes (taken as the records were read); the records that may
+/// repeat a hash are sorted by it with their ordinals (a linear sort:
+/// [`crate::candidates::sort_hashed`]), and records of one hash, in input order, are
 /// told apart by their ids, so a collision of hashes changes nothing.
-fn repeated_ids(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
-    repeated_ids_by(ids, fates, old, crate::sketch::hash::id_hash)
-}
-
-/// [`repeated_ids`] with the hash of an id given.
-fn repeated_ids_by(
-    ids: &[String],
-    fates: &[Fate],
-    old: usize,
-    hash: impl Fn(&str) -> u64 + Sync,
-) -> Vec<(u32, u32)> {
-    let mut by_hash: Vec<(u64, u32)> = ids
-        .par_iter()
-        .zip(fates.par_iter())
+fn repeated_ids(ids: &[String], hashes: &[u64], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
+    let mut by_hash: Vec<(u64, u32)> = (ids.iter().zip(hashes).zip(fates))
         .enumerate()
         .skip(old)
-        .filter(|(_, (id, f))| !id.is_empty() && matches!(f, Fate::Kept))
-        .map(|(i, (id, _))| (hash(id), i as u32))
+        .filter(|(_, ((id, _), f))| !id.is_empty() && matches!(f, Fate::Kept))
+        .map(|(i, ((_, &h), _))| (h, i as u32))
         .collect();
     // Only hashes that occur twice or more can be repeated ids.
     let may_repeat = crate::candidates::repeated_first(&mut by_hash, |x| x.0);
@@ -453,6 +447,7 @@ impl Pipeline {
                 for (i, id) in p.ids.iter().enumerate() {
                     meta.push(Meta {
                         id: id.clone(),
+                        id_hash: id_hash(id),
                         priority: None,
                         rejected: None,
                         // Old records keep their sites: a pair of an old and a new record
@@ -489,6 +484,7 @@ impl Pipeline {
                 match parse(rec) {
                     Err(r) => (
                         Meta {
+                            id_hash: r.id.as_deref().map_or(0, id_hash),
                             id: r.id.unwrap_or_default(),
                             priority: None,
                             rejected: Some(r.reason),
@@ -502,6 +498,7 @@ impl Pipeline {
                     Ok(doc) if doc.body.len() > max => (
                         Meta {
                             id: doc.id.clone(),
+                            id_hash: id_hash(&doc.id),
                             priority: None,
                             site: None,
                             rejected: Some(too_large(doc.body.len(), max)),
@@ -523,6 +520,7 @@ impl Pipeline {
                         let len = doc.body.len() as u64;
                         (
                             Meta {
+                                id_hash: id_hash(&doc.id),
                                 id: doc.id,
                                 priority: doc.priority,
                                 rejected,
@@ -594,12 +592,13 @@ impl Pipeline {
         };
         let Columns {
             ids,
+            id_hashes,
             mut fates,
             priority,
             site_ids,
         } = meta;
         // Ids name records in every output, so a repeated id is rejected.
-        for (i, first) in repeated_ids(&ids, &fates, old) {
+        for (i, first) in repeated_ids(&ids, &id_hashes, &fates, old) {
             fates[i as usize] = Fate::Rejected {
                 reason: RejectReason::DuplicateId { first },
             };
@@ -851,10 +850,14 @@ mod tests {
     /// first earlier such record with it.
     fn brute(ids: &[String], fates: &[Fate], old: usize) -> Vec<(u32, u32)> {
         let eligible = |i: usize| i >= old && !ids[i].is_empty() && matches!(fates[i], Fate::Kept);
+        let mut first: std::collections::HashMap<&str, u32> = Default::default();
         let mut out = Vec::new();
         for i in (0..ids.len()).filter(|&i| eligible(i)) {
-            if let Some(j) = (0..i).find(|&j| eligible(j) && ids[j] == ids[i]) {
-                out.push((i as u32, j as u32));
+            match first.get(ids[i].as_str()) {
+                Some(&j) => out.push((i as u32, j)),
+                None => {
+                    first.insert(&ids[i], i as u32);
+                }
             }
         }
         out
@@ -865,11 +868,17 @@ mod tests {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         for round in 0..200 {
-            let n = rng.random_range(0..300);
+            // Mostly short runs with many repeats; some long enough that only the hashes
+            // that may repeat are sorted (`repeated_first`).
+            let (n, distinct) = if round % 20 == 0 {
+                (rng.random_range(4096..6000), 8000)
+            } else {
+                (rng.random_range(0..300), 40)
+            };
             let ids: Vec<String> = (0..n)
                 .map(|_| match rng.random_range(0..10) {
                     0 => String::new(),
-                    _ => format!("id{}", rng.random_range(0..40)),
+                    _ => format!("id{}", rng.random_range(0..distinct)),
                 })
                 .collect();
             let fates: Vec<Fate> = (0..n)
@@ -882,21 +891,18 @@ mod tests {
                 .collect();
             let old = rng.random_range(0..=n / 4);
             let want = brute(&ids, &fates, old);
+            let by = |hash: &dyn Fn(&str) -> u64| {
+                let hashes: Vec<u64> = ids.iter().map(|id| hash(id)).collect();
+                repeated_ids(&ids, &hashes, &fates, old)
+            };
             let sorted = |mut v: Vec<(u32, u32)>| {
                 v.sort_unstable();
                 v
             };
             // The real hash, every id colliding, and ids in three colliding classes.
-            assert_eq!(
-                sorted(repeated_ids(&ids, &fates, old)),
-                want,
-                "round {round}"
-            );
-            assert_eq!(sorted(repeated_ids_by(&ids, &fates, old, |_| 5)), want);
-            assert_eq!(
-                sorted(repeated_ids_by(&ids, &fates, old, |id| id.len() as u64 % 3)),
-                want
-            );
+            assert_eq!(sorted(by(&id_hash)), want, "round {round}");
+            assert_eq!(sorted(by(&|_| 5)), want);
+            assert_eq!(sorted(by(&|id| id.len() as u64 % 3)), want);
         }
     }
 }
