@@ -733,10 +733,11 @@ impl Pipeline {
             }
             groups.retain(|g| g.len() > 1);
         }
-        let exact_of: ahash::AHashMap<u32, &Vec<u32>> =
-            exact_group.iter().map(|(r, m)| (*r, m)).collect();
         let mut clusters: Vec<Cluster> = Vec::with_capacity(groups.len() + exact_group.len());
         let mut in_near_cluster = vec![false; n];
+        // A near cluster takes in the exact groups of its members.
+        let exact_of: ahash::AHashMap<u32, &Vec<u32>> =
+            exact_group.iter().map(|(r, m)| (*r, m)).collect();
         for g in &groups {
             let rep = pick(g);
             let mut members = Vec::new();
@@ -756,11 +757,12 @@ impl Pipeline {
                 members,
             });
         }
-        for (rep, members) in &exact_group {
-            if !in_near_cluster[*rep as usize] {
+        drop(exact_of);
+        for (rep, members) in exact_group {
+            if !in_near_cluster[rep as usize] {
                 clusters.push(Cluster {
-                    representative: *rep,
-                    members: members.clone(),
+                    representative: rep,
+                    members,
                 });
             }
         }
