@@ -1,7 +1,9 @@
 //! Stage one on one generated corpus: Broder supershingles vs Pugh checksums vs the
-//! Charikar block index; and the clusters' groups out of a union-find of the size of
-//! the Rust documentation corpus, against the vector-per-record way they were taken
-//! before. Each bench asserts its result inside the loop.
+//! Charikar block index; one bucketing pass's keys sorted whole against the keys that
+//! may repeat set aside first (`repeated_first`, session 20); and the clusters' groups
+//! out of a union-find of the size of the Rust documentation corpus, against the
+//! vector-per-record way they were taken before. Each bench asserts its result inside
+//! the loop.
 use criterion::{criterion_group, criterion_main, Criterion};
 use neardup::candidates::{
     BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks, PughChecksums, Supershingles,
@@ -129,6 +131,55 @@ fn clusters(c: &mut Criterion) {
     assert_eq!(build().groups(), want, "the same groups either way");
 }
 
+/// One stage-one pass over keys like the Rust documentation corpus's (88,000 keys,
+/// about 2 % of them in buckets of two or three): the buckets of two or more, found by
+/// sorting every key (`sort_hashed`, the way before session 20) or by sorting only the
+/// keys `repeated_first` keeps.
+fn bucket_keys(c: &mut Criterion) {
+    use neardup::candidates::{repeated_first, sort_hashed};
+    use neardup::sketch::hash::mix64;
+    let n = 88_000u64;
+    let keys: Vec<(u64, u32)> = (0..n)
+        .map(|i| {
+            // Every 50th key shares its value with the one before: buckets of two.
+            let v = if i % 50 == 1 { i - 1 } else { i };
+            (mix64(v), i as u32)
+        })
+        .collect();
+    let buckets = |k: &[(u64, u32)]| -> Vec<Vec<u32>> {
+        k.chunk_by(|a, b| a.0 == b.0)
+            .filter(|r| r.len() > 1)
+            .map(|r| r.iter().map(|x| x.1).collect())
+            .collect()
+    };
+    let mut want = keys.clone();
+    want.sort_unstable();
+    let want = buckets(&want);
+    let mut g = c.benchmark_group(format!("bucket-keys/{n}"));
+    g.bench_function("sort-all", |b| {
+        b.iter_batched(
+            || keys.clone(),
+            |mut k| {
+                sort_hashed(&mut k, |x| x.0);
+                assert_eq!(buckets(&k), want);
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("repeated-first", |b| {
+        b.iter_batched(
+            || keys.clone(),
+            |mut k| {
+                let m = repeated_first(&mut k, |x| x.0);
+                sort_hashed(&mut k[..m], |x| x.0);
+                assert_eq!(buckets(&k[..m]), want);
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -136,5 +187,5 @@ fn config() -> Criterion {
         .warm_up_time(std::time::Duration::from_secs(1))
 }
 
-criterion_group! { name = benches; config = config(); targets = stage_one, clusters }
+criterion_group! { name = benches; config = config(); targets = stage_one, bucket_keys, clusters }
 criterion_main!(benches);

@@ -183,7 +183,7 @@ fn bucket_pairs(
 /// pass to mark the indexes seen once and twice, one to gather; about eight bits of
 /// table per element, so about one unique key in eight stays (for keys spread like
 /// hashes; skewed keys only keep more). A short slice is left whole.
-pub(crate) fn repeated_first<T>(v: &mut [T], key: impl Fn(&T) -> u64) -> usize {
+pub fn repeated_first<T>(v: &mut [T], key: impl Fn(&T) -> u64) -> usize {
     let n = v.len();
     if n < 4096 {
         return n;
@@ -253,7 +253,7 @@ pub fn bucket_pairs_of(members: &[u32], limits: BucketLimits) -> Vec<(u32, u32)>
 /// bucket is sorted on its own. Linear time, against `n log n` for a comparison sort.
 /// Skewed keys only make some buckets big (a big bucket is sorted by `sort_unstable`),
 /// never the result different. `top` must not decrease along the order of `T`.
-pub(crate) fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) -> u64) {
+pub fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) -> u64) {
     let n = v.len();
     if n < 1024 {
         v.sort_unstable();
