@@ -74,6 +74,15 @@ fn every_truncation_and_bit_flip_is_an_error_never_a_panic() {
         .unwrap_err()
         .to_string()
         .contains("not a neardup sketch file"));
+    // Through `load` (a mapping, or a read for an empty file): a cut file is an error
+    // naming it, and a whole one loads as saved.
+    s.save(&p).unwrap();
+    assert_eq!(SavedSketches::load(&p).unwrap().ids, s.ids);
+    for cut in [0, 7, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        let err = SavedSketches::load(&p).unwrap_err().to_string();
+        assert!(err.contains("x.sketches"), "cut at {cut}: {err}");
+    }
 }
 
 #[test]
