@@ -125,5 +125,81 @@ fn write(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, split, write);
+/// JSONL records parsed into documents: [`neardup::io::parse_json_record`] (a flat
+/// object of strings read in one pass, `io::flat_json`) against the general serde_json
+/// parser it falls back to ([`neardup::io::parse_general`], the baseline; it gets the
+/// line already checked as UTF-8, so the check is in the first figure only). The lines
+/// are written as Python's `json.dumps` writes them by default: an id, a URL and a text
+/// whose non-ASCII characters are `\uXXXX` escapes (surrogate pairs beyond the BMP),
+/// with a newline escape now and then: about one escape per 100 bytes, as in the Rust
+/// docs corpus.
+fn records(c: &mut Criterion) {
+    let mut words: Vec<String> = (0..60).map(|i| format!("w{}", i * 37 % 1000)).collect();
+    words.extend(["café", "naïve", "数据", "😀"].map(String::from));
+    let mut state = 3u64;
+    let lines: Vec<Vec<u8>> = (0..5_000u64)
+        .map(|i| {
+            let mut text = String::new();
+            for w in 0..(40 + i % 400) {
+                state = neardup::sketch::hash::mix64(state.wrapping_add(w));
+                text.push_str(&words[(state % words.len() as u64) as usize]);
+                text.push(if state.is_multiple_of(97) { '\n' } else { ' ' });
+            }
+            let doc = serde_json::json!({
+                "id": format!("doc/{i}.html"),
+                "url": format!("https://example.com/doc/{i}.html"),
+                "text": text,
+            });
+            // serde_json keeps non-ASCII characters as they are; escape them as
+            // Python does.
+            let mut out = String::new();
+            for ch in doc.to_string().chars() {
+                if ch.is_ascii() {
+                    out.push(ch);
+                } else {
+                    let mut units = [0u16; 2];
+                    for u in ch.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+            }
+            out.into_bytes()
+        })
+        .collect();
+    let bytes: usize = lines.iter().map(Vec::len).sum();
+    let fields = neardup::io::Fields::default();
+    let mut g = c.benchmark_group("json-record");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("parse_json_record (flat objects in one pass)", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for l in &lines {
+                n += neardup::io::parse_json_record(l, &fields, "b", 1)
+                    .unwrap()
+                    .id
+                    .len();
+            }
+            n
+        })
+    });
+    g.bench_function("serde_json, the general parser (baseline)", |b| {
+        let texts: Vec<&str> = lines
+            .iter()
+            .map(|l| std::str::from_utf8(l).unwrap())
+            .collect();
+        b.iter(|| {
+            let mut n = 0;
+            for l in &texts {
+                n += neardup::io::parse_general(l, &fields, "b", 1)
+                    .unwrap()
+                    .id
+                    .len();
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, split, write, records);
 criterion_main!(benches);

@@ -61,7 +61,9 @@
 //!   `online::table`, the memory mappings of the online deduper's files in
 //!   `online::append` and `online::mapped`, the read-only mapping of uncompressed JSONL
 //!   inputs in `io::jsonl` (an input truncated while it is read kills the process with
-//!   `SIGBUS`; see [`io::Mapped`]), and the write-back hint of `persist::behind`.
+//!   `SIGBUS`; see [`io::Mapped`]), the SSE2 scan of JSON strings in `io::flat_json`
+//!   (and its string built from checked UTF-8 pieces), and the write-back hint of
+//!   `persist::behind`.
 //!
 //! ## Bibliography
 //!

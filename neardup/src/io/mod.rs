@@ -19,6 +19,7 @@ pub mod batch;
 mod compression;
 mod counter;
 mod dir;
+mod flat_json;
 mod jsonl;
 pub mod parquet;
 mod read_ahead;
@@ -27,7 +28,7 @@ mod warc;
 
 pub use compression::{Compression, Encoder};
 pub use counter::ReadCounter;
-pub use jsonl::{parse_json_record, JsonlLine, JsonlLines, Mapped, RELEASE_BEHIND};
+pub use jsonl::{parse_general, parse_json_record, JsonlLine, JsonlLines, Mapped, RELEASE_BEHIND};
 pub use read_ahead::ReadAhead;
 pub use warc::parse_warc;
 
