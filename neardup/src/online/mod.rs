@@ -50,6 +50,44 @@ mod table;
 
 pub use state::SyncPolicy;
 
+/// One of the deduper's tables on its own, for the `online-table` bench: not part of
+/// the API.
+#[doc(hidden)]
+pub mod bench_support {
+    use super::table::SlotTable;
+    use crate::sketch::hash::mix64;
+
+    /// A table of `n` entries, slot `s` under the hash `mix64(s)`, grown one insert at
+    /// a time as the deduper grows its tables.
+    pub struct LookupTable(SlotTable);
+
+    impl LookupTable {
+        /// The table of `n` entries.
+        pub fn new(n: u32) -> Self {
+            let mut t = SlotTable::default();
+            for s in 0..n {
+                t.insert(mix64(s as u64), s, |s| mix64(s as u64));
+            }
+            LookupTable(t)
+        }
+
+        /// Looks `h` up as the deduper does (eight cells at a time); the slots visited
+        /// and the end of the run, summed.
+        pub fn lookup(&self, h: u64) -> u64 {
+            let mut x = 0u64;
+            let end = self.0.candidates(h, |s| x += s as u64);
+            x + end.at as u64
+        }
+
+        /// The same, one cell at a time (the baseline).
+        pub fn lookup_scalar(&self, h: u64) -> u64 {
+            let mut x = 0u64;
+            let end = self.0.candidates_scalar(h, |s| x += s as u64);
+            x + end.at as u64
+        }
+    }
+}
+
 use crate::candidates::Supershingles;
 use crate::document::{Document, RejectReason};
 use crate::error::{Error, Result};
