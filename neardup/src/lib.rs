@@ -57,8 +57,8 @@
 //!   incomparable ([`SketchConfig::fingerprint`] identifies settings).
 //! * HTML support is a fast tolerant scanner, not an HTML5 parser: see [`sketch::tokenize`].
 //! * `unsafe` code is in these private places: the runtime dispatch to AVX-512/AVX2 in
-//!   `sketch::simd` (every path computes bit-identical results), a cache prefetch in
-//!   `online::table`, the memory mappings of the online deduper's files in
+//!   `sketch::simd` (every path computes bit-identical results), a cache prefetch and the
+//!   SSE2 scan of a run of cells in `online::table`, the memory mappings of the online deduper's files in
 //!   `online::append` and `online::mapped`, the read-only mapping of uncompressed JSONL
 //!   inputs in `io::jsonl` (an input truncated while it is read kills the process with
 //!   `SIGBUS`; see [`io::Mapped`]), the SSE2 scan of JSON strings in `io::flat_json`
