@@ -114,6 +114,15 @@ fn table(c: &mut Criterion) {
         b.iter(|| probes.iter().map(|&h| t.lookup_scalar(h)).sum::<u64>())
     });
     g.finish();
+    // Growing a table from empty: the inserts and every rebuild on the way (the keys
+    // are hashed from the slot, not read from stored sketches).
+    let mut g = c.benchmark_group("online-table-grow");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(2_000_000));
+    g.bench_function("insert 2M from empty", |b| {
+        b.iter(|| LookupTable::new(2_000_000))
+    });
+    g.finish();
 }
 
 criterion_group!(benches, online, table);
