@@ -378,18 +378,19 @@ mod tests {
     }
 
     fn bad_piece() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("\\ud83d".to_string()),
-            Just("\\ude00".to_string()),
-            Just("\\ud83d\\u0041".to_string()),
-            Just("\\ud83dx".to_string()),
-            Just("\\x".to_string()),
-            Just("\\u12 ".to_string()),
-            Just("\\u12g4".to_string()),
-            Just("\u{1}".to_string()),
-            Just("\t".to_string()),
-            Just("\\ ".to_string()),
-        ]
+        const BAD: [&str; 10] = [
+            "\\ud83d",
+            "\\ude00",
+            "\\ud83d\\u0041",
+            "\\ud83dx",
+            "\\x",
+            "\\u12 ",
+            "\\u12g4",
+            "\u{1}",
+            "\t",
+            "\\ ",
+        ];
+        prop::sample::select(&BAD[..]).prop_map(String::from)
     }
 
     fn string(bad: bool) -> BoxedStrategy<String> {
@@ -402,18 +403,19 @@ mod tests {
     }
 
     fn key() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("\"id\"".to_string()),
-            Just("\"text\"".to_string()),
-            Just("\"html\"".to_string()),
-            Just("\"url\"".to_string()),
-            Just("\"site\"".to_string()),
-            Just("\"prio\"".to_string()),
-            Just("\"other\"".to_string()),
-            Just("\"\"".to_string()),
-            Just("\"i\\u0064\"".to_string()),
-            Just("\"te\\u0078t\"".to_string()),
-        ]
+        const KEYS: [&str; 10] = [
+            "id",
+            "text",
+            "html",
+            "url",
+            "site",
+            "prio",
+            "other",
+            "",
+            "i\\u0064",
+            "te\\u0078t",
+        ];
+        prop::sample::select(&KEYS[..]).prop_map(|k| format!("\"{k}\""))
     }
 
     fn ws() -> impl Strategy<Value = String> {
