@@ -1,10 +1,13 @@
-//! The common JSONL record parsed in one pass: a flat JSON object whose values are all
-//! strings, such as `{"id": "a", "url": "https://…", "text": "…"}`.
+//! The common JSONL record parsed in one pass: a JSON object whose wanted fields (id,
+//! text, HTML, URL, site) are strings, such as `{"id": "a", "url": "https://…", "text":
+//! "…", "token_count": 812, "meta": {"lang": "en"}}`; the other fields' values are
+//! checked against JSON's grammar and skipped.
 //!
 //! [`parse_json_record`](super::parse_json_record) tries this first and falls back to
-//! the general parser (serde_json) for every line it does not take: a value that is not
-//! a string (a number, `null`, an array, an object), the priority field, a missing body,
-//! a lone surrogate, a control character in a string, anything malformed. So every
+//! the general parser (serde_json) for every line it does not take: a wanted field
+//! whose value is not a string (a number, `null`, an array, an object), the priority
+//! field, a missing body, a lone surrogate or a control character in a string, a value
+//! nested deeper than 64, anything malformed. So every
 //! rejection and every unusual record comes from the general parser with its own
 //! message, and a line this module takes gives the same [`Document`] the general parser
 //! gives (a property test compares the two on generated lines, well-formed and not).
@@ -185,6 +188,77 @@ fn skip_string(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     }
 }
 
+/// How deep an ignored value may nest here; deeper ones are left to the general parser
+/// (whose own limit is 128).
+const MAX_DEPTH: u32 = 64;
+
+/// Skips the JSON value at `b[i]` (a field the caller does not want): the index after
+/// it; `None` when it is not a value by JSON's grammar as the general parser reads it,
+/// or nests deeper than `depth`. Numbers follow the grammar strictly (no leading zero,
+/// a digit after `.` and after the exponent); what follows a value is the caller's to
+/// check.
+fn skip_value(b: &[u8], i: usize, depth: u32) -> Option<usize> {
+    let digits = |mut i: usize| {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    match *b.get(i)? {
+        b'"' => skip_string(b, i + 1).map(|(end, _)| end),
+        open @ (b'{' | b'[') => {
+            let depth = depth.checked_sub(1)?;
+            let close = if open == b'{' { b'}' } else { b']' };
+            let mut i = skip_ws(b, i + 1);
+            if b.get(i) == Some(&close) {
+                return Some(i + 1);
+            }
+            loop {
+                if open == b'{' {
+                    if b.get(i) != Some(&b'"') {
+                        return None;
+                    }
+                    i = skip_ws(b, skip_string(b, i + 1)?.0);
+                    if b.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                }
+                i = skip_ws(b, skip_value(b, i, depth)?);
+                match b.get(i) {
+                    Some(b',') => i = skip_ws(b, i + 1),
+                    Some(&c) if c == close => return Some(i + 1),
+                    _ => return None,
+                }
+            }
+        }
+        b't' => b[i..].starts_with(b"true").then_some(i + 4),
+        b'f' => b[i..].starts_with(b"false").then_some(i + 5),
+        b'n' => b[i..].starts_with(b"null").then_some(i + 4),
+        b'-' | b'0'..=b'9' => {
+            let mut i = i + usize::from(b[i] == b'-');
+            i = match b.get(i)? {
+                b'0' => i + 1,
+                b'1'..=b'9' => digits(i)?,
+                _ => return None,
+            };
+            if b.get(i) == Some(&b'.') {
+                i = digits(i + 1)?;
+            }
+            if let Some(b'e' | b'E') = b.get(i) {
+                i += 1;
+                if let Some(b'+' | b'-') = b.get(i) {
+                    i += 1;
+                }
+                i = digits(i)?;
+            }
+            Some(i)
+        }
+        _ => None,
+    }
+}
+
 /// The value of the string whose opening quote is before `b[i]`, and the index after
 /// its closing quote. `line` is `b` as text.
 #[inline]
@@ -255,9 +329,6 @@ pub(super) fn parse(line: &str, f: &Fields, source: &str, at: u64) -> Option<Doc
             return None;
         }
         i = skip_ws(b, i + 1);
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
         let is = |name: &Option<String>| name.as_deref() == Some(key);
         if is(&f.priority) {
             return None;
@@ -271,8 +342,11 @@ pub(super) fn parse(line: &str, f: &Fields, source: &str, at: u64) -> Option<Doc
         ];
         let wanted = slots.iter().filter(|(w, _)| *w).count();
         i = if wanted == 0 {
-            skip_string(b, i + 1)?.0
+            skip_value(b, i, MAX_DEPTH)?
         } else {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
             let (value, end) = take_string(line, i + 1)?;
             let mut targets = slots.iter_mut().filter(|(w, _)| *w).map(|(_, s)| s);
             for slot in targets.by_ref().take(wanted - 1) {
@@ -427,30 +501,77 @@ mod tests {
     }
 
     /// A flat object of strings, made the way JSON allows.
+    /// Values JSON allows that are not strings, nested ones among them.
+    fn other_value() -> impl Strategy<Value = String> {
+        const GOOD: [&str; 16] = [
+            "0",
+            "-0",
+            "12",
+            "-1.5e3",
+            "1E+5",
+            "2.50",
+            "1e-7",
+            "true",
+            "false",
+            "null",
+            "[]",
+            "{}",
+            "[1, [2, {\"a\": [null]}]]",
+            "{\"k\": {\"j\": \"v\"}, \"n\": 3}",
+            "[\"\\u00e9\", \"\\n\"]",
+            "[ 1 , 2 ]",
+        ];
+        prop::sample::select(&GOOD[..]).prop_map(String::from)
+    }
+
+    /// Values JSON does not allow.
+    fn bad_value() -> impl Strategy<Value = String> {
+        const BAD: [&str; 17] = [
+            "01",
+            "1.",
+            "-",
+            "2e",
+            "+1",
+            ".5",
+            "tru",
+            "nul",
+            "[1,]",
+            "{\"k\":}",
+            "{1: 2}",
+            "[1 2]",
+            "[",
+            "{\"a\" 1}",
+            "NaN",
+            "0x10",
+            "",
+        ];
+        prop::sample::select(&BAD[..]).prop_map(String::from)
+    }
+
+    /// An object whose members are strings, and values of other kinds under keys no
+    /// role wants, made the way JSON allows.
     fn flat() -> impl Strategy<Value = String> {
-        prop::collection::vec((ws(), key(), ws(), ws(), string(false), ws()), 0..7).prop_map(
-            |members| {
-                let inner: Vec<String> = members
-                    .into_iter()
-                    .map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
-                    .collect();
-                format!(" {{{}}} ", inner.join(","))
-            },
-        )
+        let value = prop_oneof![3 => string(false), 1 => other_value()];
+        prop::collection::vec((ws(), key(), ws(), ws(), value, ws()), 0..7).prop_map(|members| {
+            let inner: Vec<String> = members
+                .into_iter()
+                .map(|(a, k, b, c, v, d)| {
+                    // Other values under keys that no role takes.
+                    let k = if v.starts_with('"') {
+                        k
+                    } else {
+                        "\"other\"".into()
+                    };
+                    format!("{a}{k}{b}:{c}{v}{d}")
+                })
+                .collect();
+            format!(" {{{}}} ", inner.join(","))
+        })
     }
 
     /// Any member: strings good and bad, other values, broken syntax.
     fn member() -> impl Strategy<Value = String> {
-        let value = prop_oneof![
-            6 => string(true),
-            1 => Just("12".to_string()),
-            1 => Just("-1.5e3".to_string()),
-            1 => Just("null".to_string()),
-            1 => Just("true".to_string()),
-            1 => Just("[\"a\"]".to_string()),
-            1 => Just("{\"a\":\"b\"}".to_string()),
-            1 => Just(String::new()),
-        ];
+        let value = prop_oneof![6 => string(true), 2 => other_value(), 2 => bad_value()];
         (
             ws(),
             key(),
@@ -503,7 +624,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
 
-        /// A flat object of strings is taken, with the general parser's document.
+        /// An object of strings, with other values under keys no role wants, is taken,
+    /// with the general parser's document.
         #[test]
         fn flat_objects_are_taken_as_the_general_parser_reads_them(line in flat()) {
             for f in fields() {
@@ -563,10 +685,33 @@ mod tests {
             r#"{"text": "a",}"#,
             "{\"text\": \"a\u{1}\"}",
             r#"["text"]"#,
-            r#"{"text": "a", "meta": {"k": 1}}"#,
+            r#"{"text": "a", "n": 01}"#,
+            r#"{"text": "a", "n": 1.}"#,
+            r#"{"text": "a", "n": -}"#,
+            r#"{"text": "a", "n": 2e}"#,
+            r#"{"text": "a", "n": tru}"#,
+            r#"{"text": "a", "m": [1,]}"#,
+            r#"{"text": "a", "m": {"k":}}"#,
         ] {
             assert!(parse(line, &f, "s", 1).is_none(), "{line}");
         }
+        let deep = format!(
+            r#"{{"text": "a", "m": {}{}}}"#,
+            "[".repeat(65),
+            "]".repeat(65)
+        );
+        assert!(parse(&deep, &f, "s", 1).is_none());
+        let nested = format!(
+            r#"{{"text": "a", "m": {}{}}}"#,
+            "[".repeat(64),
+            "]".repeat(64)
+        );
+        assert!(parse(&nested, &f, "s", 1).is_some());
+        let other = r#"{"text": "a", "n": -0.5E+3, "m": {"k": [1, true, null, "x"]}, "z": false}"#;
+        assert_eq!(
+            parse(other, &f, "s", 1).unwrap().body,
+            crate::document::Body::Text("a".into())
+        );
         let d = parse(r#" {"text": "a\u00e9\n\"b\"", "url": "u"} "#, &f, "s", 3).unwrap();
         assert_eq!(d.id, "s:3");
         assert_eq!(d.url.as_deref(), Some("u"));
