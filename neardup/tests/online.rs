@@ -34,27 +34,39 @@ fn pipeline(recall: bool) -> Pipeline {
 
 /// The documented semantics, scanned: each document against every stored one (the new
 /// ones so far) in insertion order; an equal exact fingerprint first, then the first
-/// stored document the rule calls a near-duplicate. No postings, no bucket keys.
+/// stored document the rule calls a near-duplicate (with the pair's class of sites). No
+/// postings, no bucket keys.
 fn brute_force(p: &Pipeline, docs: &[Document]) -> Vec<(String, Option<String>)> {
+    brute_force_classes(p, docs)
+        .into_iter()
+        .map(|(v, of, _)| (v, of))
+        .collect()
+}
+
+type Labelled = (String, Option<String>, Option<PairClass>);
+
+fn brute_force_classes(p: &Pipeline, docs: &[Document]) -> Vec<Labelled> {
     let mut stored: Vec<(String, Sketch, Option<String>)> = Vec::new();
     let mut out = Vec::new();
     for d in docs {
         let Ok((s, site)) = p.sketch_record(d) else {
-            out.push(("rejected".into(), None));
+            out.push(("rejected".into(), None, None));
             continue;
         };
         if let Some((id, ..)) = stored.iter().find(|(_, o, _)| o.exact == s.exact) {
-            out.push(("exact".into(), Some(id.clone())));
+            out.push(("exact".into(), Some(id.clone()), None));
             continue;
         }
+        let class = |osite: &Option<String>| PairClass::of(osite.as_deref(), site.as_deref());
         let near = stored.iter().find(|(_, o, osite)| {
-            let class = PairClass::of(osite.as_deref(), site.as_deref());
-            p.rule().judge(class, o.as_ref(), s.as_ref()).near_duplicate
+            p.rule()
+                .judge(class(osite), o.as_ref(), s.as_ref())
+                .near_duplicate
         });
         match near {
-            Some((id, ..)) => out.push(("near".into(), Some(id.clone()))),
+            Some((id, _, osite)) => out.push(("near".into(), Some(id.clone()), Some(class(osite)))),
             None => {
-                out.push(("new".into(), None));
+                out.push(("new".into(), None, None));
                 stored.push((d.id.clone(), s, site));
             }
         }
@@ -66,14 +78,27 @@ fn label(v: &Verdict) -> (String, Option<String>) {
     (v.as_str().to_string(), v.of().map(str::to_string))
 }
 
+/// [`label`] with the class of sites the rule judged a near-duplicate in.
+fn label_class(v: &Verdict) -> Labelled {
+    let class = match v {
+        Verdict::Near { judgement, .. } => Some(judgement.class),
+        _ => None,
+    };
+    (v.as_str().to_string(), v.of().map(str::to_string), class)
+}
+
 #[test]
 fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
     // The third run reserves room first and again halfway (rebuilding the tables with
     // documents stored): the same verdicts.
     for (recall, seed, reserve) in [(false, 1, false), (true, 2, false), (false, 1, true)] {
-        let docs = corpus(seed);
+        // Every fifth page without a URL, so without a site.
+        let mut docs = corpus(seed);
+        for d in docs.iter_mut().step_by(5) {
+            d.url = None;
+        }
         let p = pipeline(recall);
-        let want = brute_force(&p, &docs);
+        let want = brute_force_classes(&p, &docs);
         let d = Deduper::new(p).unwrap();
         if reserve {
             d.reserve(100);
@@ -85,11 +110,19 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
                 if reserve && i == docs.len() / 2 {
                     d.reserve(100_000);
                 }
-                label(&d.check_and_insert(x).unwrap())
+                label_class(&d.check_and_insert(x).unwrap())
             })
             .collect();
         assert_eq!(got, want, "recall preset: {recall}, reserve: {reserve}");
-        let count = |k: &str| got.iter().filter(|(v, _)| v == k).count();
+        let count = |k: &str| got.iter().filter(|(v, ..)| v == k).count();
+        // Near-duplicates judged in every class of sites.
+        for class in [
+            PairClass::SameSite,
+            PairClass::CrossSite,
+            PairClass::Unknown,
+        ] {
+            assert!(got.iter().any(|(.., c)| *c == Some(class)), "{class:?}");
+        }
         assert!(count("near") > 10 && count("exact") > 5 && count("new") > 100);
         assert_eq!(d.len(), count("new"));
     }

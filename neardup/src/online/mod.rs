@@ -411,6 +411,7 @@ impl Deduper {
                         let p = Prepared {
                             sketch,
                             site,
+                            site_hash: None,
                             id_hash: h,
                             prefetched: false,
                         };
@@ -530,27 +531,32 @@ impl Deduper {
     }
 
     /// The document's sketch and site (what [`Pipeline::sketch_record`] gives) and the
-    /// hash of its id, or why it is rejected. Cache misses are overlapped with work:
-    /// the id's bytes are asked for before the sketching (the document may be out of
-    /// the cache; its id is first read after), and the home cells of the seven lookups
-    /// (in a big state, a miss each) together after it, before the site is found. The
-    /// cells are skipped when a writer holds the state; the caller then asks under its
-    /// lock (`prefetched` false).
+    /// hashes of its id and site, or why it is rejected. Cache misses are overlapped
+    /// with work: the id's bytes are asked for before the sketching (the document may
+    /// be out of the cache; its id is first read after), and the home cells of the
+    /// seven lookups (in a big state, a miss each) together after it, before the site
+    /// is found, then the site's cell. The cells are skipped when a writer holds the
+    /// state; the caller then asks under its lock (`prefetched` false).
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         table::prefetch_bytes(doc.id.as_bytes());
         let sketch = self.pipeline.sketch_only(doc)?;
         let id_hash = id_hash(&doc.id);
-        let prefetched = match self.state.try_read() {
+        let (site, site_hash, prefetched) = match self.state.try_read() {
             Ok(st) => {
                 st.prefetch_all(id_hash, &sketch);
-                true
+                let site = self.pipeline.site_of(doc);
+                let h = site.as_deref().map(|s| st.site_names.hash(s));
+                if let Some(h) = h {
+                    table::prefetch_bytes(st.site_names.home_cell(h));
+                }
+                (site, h, true)
             }
-            Err(_) => false,
+            Err(_) => (self.pipeline.site_of(doc), None, false),
         };
-        let site = self.pipeline.site_of(doc);
         Ok(Prepared {
             sketch,
             site,
+            site_hash,
             id_hash,
             prefetched,
         })
@@ -679,10 +685,10 @@ impl Deduper {
         // Fewer than `MAX_SLOTS` (checked by `log_insert` and `open`).
         let slot = st.ids.len() as u32;
         st.ids.push(id);
-        let site = p
-            .site
-            .as_deref()
-            .map_or(NO_SITE, |name| st.site_names.intern(name));
+        let site = p.site.as_deref().map_or(NO_SITE, |name| {
+            let h = p.site_hash.unwrap_or_else(|| st.site_names.hash(name));
+            st.site_names.intern_hashed(name, h)
+        });
         st.sites.push(site);
         st.sketches.push(&p.sketch);
         let State {
@@ -743,11 +749,20 @@ impl Deduper {
         cand.sort_unstable();
         cand.dedup();
         let me = p.sketch.as_ref();
-        let site = p.site.as_deref();
+        // The document's site by number: `Some(None)` for a site no stored document
+        // has (a class by numbers is the class by names).
+        let site = p.site.as_deref().map(|name| {
+            let h = p.site_hash.unwrap_or_else(|| st.site_names.hash(name));
+            st.site_names.find(name, h)
+        });
         for slot in cand {
             let s = st.sites[slot as usize];
-            let other = (s != NO_SITE).then(|| st.site_names.name(s));
-            let class = PairClass::of(other, site);
+            let class = match site {
+                _ if s == NO_SITE => PairClass::Unknown,
+                None => PairClass::Unknown,
+                Some(Some(mine)) if mine == s => PairClass::SameSite,
+                Some(_) => PairClass::CrossSite,
+            };
             let j = self
                 .pipeline
                 .rule()
@@ -766,6 +781,8 @@ impl Deduper {
 struct Prepared {
     sketch: Sketch,
     site: Option<String>,
+    /// [`SiteNames::hash`] of the site, if computed yet.
+    site_hash: Option<u64>,
     /// [`id_hash`] of the document's id.
     id_hash: u64,
     /// The lookups' first cells were asked for.
