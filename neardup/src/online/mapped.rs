@@ -40,7 +40,7 @@ impl<T: Pod> Zeroed<T> {
         // aligned to 2 MiB, and places a mapping whose length is not a multiple of
         // 2 MiB anywhere: a big block is mapped 2 MiB longer and starts at the first
         // boundary (the pages around it are never touched, so never resident). Before,
-        // the tables mostly got none (3 M documents: 0 of 411 MB resident in huge
+        // the tables mostly got none (3 M documents: 0 to 28 of 411 MB resident in huge
         // pages, now the tables' 57 MB); the 10 M run's speed did not change (77 % of
         // the sketching speed both times). A hint: refused, the block has ordinary
         // pages.
