@@ -32,20 +32,14 @@ fn pipeline(recall: bool) -> Pipeline {
     b.build().unwrap()
 }
 
+/// A verdict, the stored id it names, and the class of sites of a near-duplicate.
+type Labelled = (String, Option<String>, Option<PairClass>);
+
 /// The documented semantics, scanned: each document against every stored one (the new
 /// ones so far) in insertion order; an equal exact fingerprint first, then the first
 /// stored document the rule calls a near-duplicate (with the pair's class of sites). No
 /// postings, no bucket keys.
-fn brute_force(p: &Pipeline, docs: &[Document]) -> Vec<(String, Option<String>)> {
-    brute_force_classes(p, docs)
-        .into_iter()
-        .map(|(v, of, _)| (v, of))
-        .collect()
-}
-
-type Labelled = (String, Option<String>, Option<PairClass>);
-
-fn brute_force_classes(p: &Pipeline, docs: &[Document]) -> Vec<Labelled> {
+fn brute_force(p: &Pipeline, docs: &[Document]) -> Vec<Labelled> {
     let mut stored: Vec<(String, Sketch, Option<String>)> = Vec::new();
     let mut out = Vec::new();
     for d in docs {
@@ -98,7 +92,7 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
             d.url = None;
         }
         let p = pipeline(recall);
-        let want = brute_force_classes(&p, &docs);
+        let want = brute_force(&p, &docs);
         let d = Deduper::new(p).unwrap();
         if reserve {
             d.reserve(100);
