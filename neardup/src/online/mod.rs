@@ -686,7 +686,7 @@ impl Deduper {
         let slot = st.ids.len() as u32;
         st.ids.push(id);
         let site = p.site.as_deref().map_or(NO_SITE, |name| {
-            let h = p.site_hash.unwrap_or_else(|| st.site_names.hash(name));
+            let h = p.site_hash(&st.site_names, name);
             st.site_names.intern_hashed(name, h)
         });
         st.sites.push(site);
@@ -751,10 +751,10 @@ impl Deduper {
         let me = p.sketch.as_ref();
         // The document's site by number: `Some(None)` for a site no stored document
         // has (a class by numbers is the class by names).
-        let site = p.site.as_deref().map(|name| {
-            let h = p.site_hash.unwrap_or_else(|| st.site_names.hash(name));
-            st.site_names.find(name, h)
-        });
+        let site = p
+            .site
+            .as_deref()
+            .map(|name| st.site_names.find(name, p.site_hash(&st.site_names, name)));
         for slot in cand {
             let s = st.sites[slot as usize];
             let class = match site {
@@ -787,4 +787,12 @@ struct Prepared {
     id_hash: u64,
     /// The lookups' first cells were asked for.
     prefetched: bool,
+}
+
+impl Prepared {
+    /// The hash of the site `name` in `names`: the one `prepare` computed, or computed
+    /// now (`prepare` could not read the state).
+    fn site_hash(&self, names: &SiteNames, name: &str) -> u64 {
+        self.site_hash.unwrap_or_else(|| names.hash(name))
+    }
 }
