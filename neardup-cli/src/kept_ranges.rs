@@ -1,7 +1,9 @@
 //! The second pass's fast way for plain JSONL inputs: where each record lies in its
-//! file is noted by the first pass ([`Ranges`]), so the kept records are copied from
-//! the files' mappings and written at their places in the output by two threads at
-//! once ([`write_kept`]), without splitting the inputs into lines again. The output is
+//! file is noted by the first pass ([`Ranges`]), so the kept records are written at
+//! their places in the output straight from the files' mappings (`pwritev`: the system
+//! copies them once; a run of kept lines with their own `\n` ends goes as one slice),
+//! by two threads at once when the run may use two ([`write_kept`]), without splitting
+//! the inputs into lines again. The output is
 //! byte for byte what the line-by-line way writes: each kept record's bytes (its line
 //! without the `\n` / `\r\n` end) and a `\n`, in input order.
 //!
@@ -15,16 +17,21 @@ use anyhow::{bail, Context, Result};
 use neardup::io::Encoder;
 use neardup::io::{Input, Mapped, RawBytes, RawRecord};
 use neardup::persist::behind::{reserve_blocks, start_write_back, WRITE_BEHIND};
+#[cfg(unix)]
+use neardup::persist::behind::{write_all_vectored_at, MAX_SLICES};
 use neardup::pipeline::Fate;
 use neardup::Dedup;
 #[cfg(unix)]
-use std::os::unix::fs::FileExt;
+use std::io::IoSlice;
 
 /// The length noted for a record without bytes (a line too large, unreadable).
 const NO_BYTES: u32 = u32::MAX;
 
 /// Bytes gathered by a writing thread before each positional write.
 const CHUNK: usize = 1 << 20;
+
+/// The input number of a gathered newline that is not a line's own.
+const NEWLINE: u32 = u32::MAX;
 
 /// Pages released behind a thread's reading at a time, and their alignment.
 const STEP: usize = 2 << 20;
@@ -72,15 +79,24 @@ impl Ranges {
 
 /// Elsewhere than on Unix the line-by-line way always runs.
 #[cfg(not(unix))]
-pub fn write_kept(_: &Dedup, _: &[Input], _: &Ranges, _: &Sink) -> Result<Option<u64>> {
+pub fn write_kept(_: &Dedup, _: &[Input], _: &Ranges, _: &Sink, _: usize) -> Result<Option<u64>> {
     Ok(None)
 }
 
-/// Writes the kept records of `d` from `inputs` into `out` at their places, two
-/// threads at once; returns how many, or `None` (nothing written) when the run does not
-/// allow this way (see the module docs: the caller checked the other targets).
+/// Writes the kept records of `d` from `inputs` into `out` at their places, by
+/// `writers` threads at once (the calling one among them; at most two: a file takes
+/// one writer at a time, and a second one only overlaps its preparation of the next
+/// write with the first's); returns how many, or `None` (nothing written) when the run
+/// does not allow this way (see the module docs: the caller checked the other
+/// targets).
 #[cfg(unix)]
-pub fn write_kept(d: &Dedup, inputs: &[Input], ranges: &Ranges, out: &Sink) -> Result<Option<u64>> {
+pub fn write_kept(
+    d: &Dedup,
+    inputs: &[Input],
+    ranges: &Ranges,
+    out: &Sink,
+    writers: usize,
+) -> Result<Option<u64>> {
     let Sink::Lines { w, name } = out else {
         return Ok(None);
     };
@@ -134,8 +150,15 @@ pub fn write_kept(d: &Dedup, inputs: &[Input], ranges: &Ranges, out: &Sink) -> R
             ),
         }
     }
-    // Two parts of about equal bytes, each written from its own offset.
     let bytes: u64 = kept.iter().map(|&(_, _, l)| l as u64 + 1).sum();
+    // The file's blocks reserved at once rather than page by page as it is written.
+    reserve_blocks(file, bytes);
+    let maps = &maps;
+    if writers <= 1 {
+        write_part(maps, &kept, file, 0).with_context(|| format!("writing {name}"))?;
+        return Ok(Some(kept.len() as u64));
+    }
+    // Two parts of about equal bytes, each written from its own offset.
     let mut split = 0;
     let mut before = 0u64;
     while split < kept.len() && 2 * before < bytes {
@@ -143,9 +166,6 @@ pub fn write_kept(d: &Dedup, inputs: &[Input], ranges: &Ranges, out: &Sink) -> R
         split += 1;
     }
     let (first, second) = kept.split_at(split);
-    // The file's blocks reserved at once rather than page by page as it is written.
-    reserve_blocks(file, bytes);
-    let maps = &maps;
     std::thread::scope(|s| -> Result<()> {
         let other = s.spawn(move || write_part(maps, second, file, before));
         let mine = write_part(maps, first, file, 0);
@@ -159,20 +179,25 @@ pub fn write_kept(d: &Dedup, inputs: &[Input], ranges: &Ranges, out: &Sink) -> R
 
 #[cfg(unix)]
 /// Writes `part` (kept records: input, start, length) into `file` from offset `at`:
-/// each record's bytes and a newline, gathered in chunks; the pages read are released
-/// behind, the chunks written are handed to the disk behind.
+/// each record's bytes and a newline, copied once, by the system, from the inputs'
+/// mappings into the file (the line's own `\n` when it has one, so that consecutive
+/// kept lines go as one slice); the pages read are released behind, the stretches
+/// written are handed to the disk behind.
 fn write_part(
     maps: &[Option<Mapped>],
     part: &[(u32, u64, u32)],
     file: &std::fs::File,
     mut at: u64,
 ) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(CHUNK + (1 << 16));
+    // Gathered stretches: (input, start, end), or a lone newline (input `NEWLINE`).
+    let mut stretches: Vec<(u32, usize, usize)> = Vec::with_capacity(MAX_SLICES);
+    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(MAX_SLICES);
+    let mut gathered = 0usize;
     let mut synced = at;
     // The input being read, and where its pages were released up to (from this part's
     // first record in it, rounded up: the other part's pages are left alone).
     let mut current = (u32::MAX, 0usize);
-    for &(i, start, len) in part {
+    for (k, &(i, start, len)) in part.iter().enumerate() {
         let Some(map) = maps[i as usize].as_ref() else {
             return Err(std::io::Error::other("an input was not mapped"));
         };
@@ -180,36 +205,48 @@ fn write_part(
         if current.0 != i {
             current = (i, start.next_multiple_of(STEP));
         }
-        let Some(bytes) = map.get(start..start + len) else {
+        if map.get(start..start + len).is_none() {
             return Err(std::io::Error::other("a record lies past its input's end"));
-        };
-        if buf.len() + len + 1 > buf.capacity() && !buf.is_empty() {
-            file.write_all_at(&buf, at)?;
-            at += buf.len() as u64;
-            buf.clear();
+        }
+        let own_newline = map.get(start + len) == Some(&b'\n');
+        let end = start + len + usize::from(own_newline);
+        match stretches.last_mut() {
+            Some(last) if last.0 == i && last.2 == start => last.2 = end,
+            _ => stretches.push((i, start, end)),
+        }
+        if !own_newline {
+            stretches.push((NEWLINE, 0, 1));
+        }
+        gathered += len + 1;
+        let last = k + 1 == part.len();
+        if gathered >= CHUNK || stretches.len() + 2 > MAX_SLICES || last {
+            slices.clear();
+            for &(j, s, e) in &stretches {
+                let bytes: &[u8] = if j == NEWLINE {
+                    b"\n"
+                } else {
+                    match maps[j as usize].as_ref().and_then(|m| m.get(s..e)) {
+                        Some(b) => b,
+                        None => return Err(std::io::Error::other("a stretch left its input")),
+                    }
+                };
+                slices.push(IoSlice::new(bytes));
+            }
+            write_all_vectored_at(file, &mut slices, at)?;
+            at += gathered as u64;
+            gathered = 0;
+            stretches.clear();
             if at - synced >= WRITE_BEHIND {
                 start_write_back(file, synced, at - synced);
                 synced = at;
             }
+            // The bytes before `end` are in the file: their pages can go.
+            let upto = end & !(STEP - 1);
+            if upto > current.1 {
+                map.release(current.1..upto);
+                current.1 = upto;
+            }
         }
-        if len + 1 > buf.capacity() {
-            // A record bigger than the chunk: written straight from the mapping.
-            file.write_all_at(bytes, at)?;
-            file.write_all_at(b"\n", at + len as u64)?;
-            at += len as u64 + 1;
-        } else {
-            buf.extend_from_slice(bytes);
-            buf.push(b'\n');
-        }
-        if start >= current.1 + STEP {
-            // The bytes before this record are copied: their pages can go.
-            let upto = start & !(STEP - 1);
-            map.release(current.1..upto);
-            current.1 = upto;
-        }
-    }
-    if !buf.is_empty() {
-        file.write_all_at(&buf, at)?;
     }
     Ok(())
 }
@@ -323,14 +360,19 @@ mod tests {
             kept > 3000 && (kept as usize) < d.fates.len() - 400,
             "{kept} kept"
         );
-        let out_path = dir.path().join("out.jsonl");
-        let out = Sink::create(&out_path).unwrap();
-        let written = write_kept(&d, &inputs, &ranges, &out).unwrap();
-        assert_eq!(written, Some(kept), "the ranges' way was taken");
-        out.commit().unwrap();
-        let got = std::fs::read(&out_path).unwrap();
-        assert_eq!(got.len(), want.len());
-        assert!(got == want, "the kept lines, byte for byte");
+        for writers in [1, 2] {
+            let out_path = dir.path().join(format!("out-{writers}.jsonl"));
+            let out = Sink::create(&out_path).unwrap();
+            let written = write_kept(&d, &inputs, &ranges, &out, writers).unwrap();
+            assert_eq!(written, Some(kept), "the ranges' way was taken");
+            out.commit().unwrap();
+            let got = std::fs::read(&out_path).unwrap();
+            assert_eq!(got.len(), want.len(), "{writers} writers");
+            assert!(
+                got == want,
+                "the kept lines, byte for byte, {writers} writers"
+            );
+        }
     }
 
     #[test]
@@ -357,10 +399,13 @@ mod tests {
         run(&mut off);
         let to = |name: &str| Sink::create(&dir.path().join(name)).unwrap();
         // Not noted (a compressed or read-ahead input).
-        assert_eq!(write_kept(&d, &inputs, &off, &to("a.jsonl")).unwrap(), None);
+        assert_eq!(
+            write_kept(&d, &inputs, &off, &to("a.jsonl"), 2).unwrap(),
+            None
+        );
         // Compressed, or standard output: written in order by the other way.
         assert_eq!(
-            write_kept(&d, &inputs, &on, &to("b.jsonl.gz")).unwrap(),
+            write_kept(&d, &inputs, &on, &to("b.jsonl.gz"), 2).unwrap(),
             None
         );
         assert_eq!(
@@ -368,14 +413,15 @@ mod tests {
                 &d,
                 &inputs,
                 &on,
-                &Sink::create(std::path::Path::new("-")).unwrap()
+                &Sink::create(std::path::Path::new("-")).unwrap(),
+                2
             )
             .unwrap(),
             None
         );
         // Noted and plain: this way.
         assert_eq!(
-            write_kept(&d, &inputs, &on, &to("c.jsonl")).unwrap(),
+            write_kept(&d, &inputs, &on, &to("c.jsonl"), 2).unwrap(),
             Some(1)
         );
     }

@@ -119,7 +119,7 @@ fn reason_of(f: &Fate) -> Option<String> {
 }
 
 /// Runs the second pass over `inputs` (read with `fields`, JSONL lines up to
-/// `max_record` bytes) for the result `d`.
+/// `max_record` bytes) for the result `d`, on at most `threads` threads.
 pub fn write_back(
     d: &Dedup,
     inputs: &[Input],
@@ -127,6 +127,7 @@ pub fn write_back(
     max_record: usize,
     ranges: &crate::kept_ranges::Ranges,
     mut t: Targets<'_>,
+    threads: usize,
 ) -> Result<Written> {
     if t.output.is_none() && t.output_dir.is_none() && t.annotate.is_none() && t.rejects.is_none() {
         // Nothing to write: no second pass.
@@ -137,7 +138,7 @@ pub fn write_back(
     }
     if let (Some(out), None, None, None) = (&t.output, t.output_dir, &t.annotate, &t.rejects) {
         // Only the kept records: written from where the first pass found them.
-        if let Some(n) = crate::kept_ranges::write_kept(d, inputs, ranges, out)? {
+        if let Some(n) = crate::kept_ranges::write_kept(d, inputs, ranges, out, threads)? {
             if let Some(o) = t.output {
                 o.commit()?;
             }

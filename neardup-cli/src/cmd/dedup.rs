@@ -278,6 +278,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
                 .transpose()?,
             rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
         },
+        pipeline.threads(),
     )?;
     let (kept_written, rejects_written) = (written.kept, written.rejects);
     drop(spool);

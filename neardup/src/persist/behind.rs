@@ -263,6 +263,41 @@ impl Drop for Behind {
     }
 }
 
+/// Writes all of `slices` into `f` at `offset`, in order, with as few system calls as
+/// the system allows (`pwritev`, at most [`MAX_SLICES`] slices a call): the bytes are
+/// copied once, from wherever the slices lie (a mapping of an input, say), into the
+/// file. A short write continues where it stopped; an interrupted one is retried.
+#[cfg(unix)]
+pub fn write_all_vectored_at(
+    f: &File,
+    mut slices: &mut [std::io::IoSlice<'_>],
+    mut offset: u64,
+) -> std::io::Result<()> {
+    while !slices.is_empty() {
+        let n = slices.len().min(MAX_SLICES);
+        match rustix::io::pwritev(f, &slices[..n], offset) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    "the file took no bytes",
+                ))
+            }
+            Ok(written) => {
+                offset += written as u64;
+                std::io::IoSlice::advance_slices(&mut slices, written);
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The most slices [`write_all_vectored_at`] hands the system in one call (`IOV_MAX`
+/// on Linux and the BSDs).
+#[cfg(unix)]
+pub const MAX_SLICES: usize = 1024;
+
 /// Starts writing `len` bytes of `f` from `offset` to its device, without waiting (a
 /// hint: an error is ignored, and the sync at commit writes whatever is left).
 /// [`Behind`] calls it every [`WRITE_BEHIND`] bytes; writers of a file at positions
@@ -353,6 +388,41 @@ mod tests {
             let mut got = Vec::new();
             file.read_to_end(&mut got).unwrap();
             assert!(got == data, "pieces of {piece} bytes");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn slices_are_written_in_order_past_the_limit_of_one_call() {
+        use std::io::IoSlice;
+        let data = bytes(600_000);
+        // Slices of varied sizes, empty ones among them, more than one call takes.
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut at = 0;
+        let mut k = 0;
+        while at < data.len() {
+            let len = [0usize, 1, 7, 130, 1_000][k % 5].min(data.len() - at);
+            pieces.push(&data[at..at + len]);
+            at += len;
+            k += 1;
+        }
+        assert!(pieces.len() > 2 * super::MAX_SLICES);
+        let mut slices: Vec<IoSlice<'_>> = pieces.iter().map(|p| IoSlice::new(p)).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"0123456789").unwrap();
+        super::write_all_vectored_at(&file, &mut slices, 4).unwrap();
+        file.rewind().unwrap();
+        let mut got = Vec::new();
+        file.read_to_end(&mut got).unwrap();
+        assert_eq!(&got[..4], b"0123");
+        assert!(
+            got[4..] == data[..],
+            "the slices' bytes, in order, from offset 4"
+        );
+        // A device that takes nothing: the error comes back.
+        if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+            let mut slices = [IoSlice::new(b"abc")];
+            assert!(super::write_all_vectored_at(&full, &mut slices, 0).is_err());
         }
     }
 

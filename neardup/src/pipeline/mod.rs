@@ -248,6 +248,14 @@ impl Pipeline {
         (self.rule.candidates().name(), self.rule.name())
     }
 
+    /// The threads the pipeline works on: those set by
+    /// [`PipelineBuilder::threads`](crate::PipelineBuilder::threads), else those of
+    /// rayon's global pool (one per core by default). Front ends bound their own
+    /// parallel work by it.
+    pub fn threads(&self) -> usize {
+        self.install(rayon::current_num_threads)
+    }
+
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
             Some(p) => p.install(f),
