@@ -12,7 +12,9 @@
 //! time outside the clock (the generator is slower than the deduper), so that 10 M
 //! documents fit in memory; each chunk is also sketched alone as a batch run sketches
 //! a record (`Pipeline::sketch_record`: the sketch and the site), the reference of the
-//! throughput. Memory is the growth of the anonymous resident set. Then 10,000 other
+//! throughput. The calls are timed in stretches of 64 as well: the longest stretch
+//! shows the longest wait behind a rebuild. Memory is the growth of the anonymous
+//! resident set. Then 10,000 other
 //! generated documents are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
 //! so that the disk does not dominate), is compacted, dropped and reopened, timed.
 //! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
@@ -83,6 +85,11 @@ fn main() {
     }
     let (mut bytes, mut count, mut new) = (0u64, 0usize, 0usize);
     let (mut sketch_s, mut insert_s) = (0f64, 0f64);
+    // The time of each stretch of 64 `check_and_insert` calls: a rebuild shows as a
+    // long one (a caller of `check` waits for it).
+    // Made (and its pages touched) before the resident set is first read.
+    let mut stretches: Vec<f64> = vec![0.0; n / 64 + 1];
+    let mut timed = 0;
     let mut gen = docs(n, 1).take(n).map(|(d, _)| d);
     let mut next = || -> Vec<neardup::Document> { gen.by_ref().take(50_000).collect() };
     // The first chunk is made before the resident set is read: later chunks reuse its
@@ -99,9 +106,16 @@ fn main() {
         std::hint::black_box(x);
         sketch_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        for doc in &chunk {
-            if d.check_and_insert(doc).unwrap() == neardup::Verdict::New {
-                new += 1;
+        for group in chunk.chunks(64) {
+            let g = Instant::now();
+            for doc in group {
+                if d.check_and_insert(doc).unwrap() == neardup::Verdict::New {
+                    new += 1;
+                }
+            }
+            if group.len() == 64 {
+                stretches[timed] = g.elapsed().as_secs_f64();
+                timed += 1;
             }
         }
         insert_s += t.elapsed().as_secs_f64();
@@ -124,6 +138,14 @@ fn main() {
         "check_and_insert: {count} documents ({text_mb:.0} MB of text) in {insert_s:.1} s: {:.1} MB/s, {:.1} µs per document; {new} stored",
         text_mb / insert_s,
         insert_s * 1e6 / count as f64
+    );
+    stretches.truncate(timed);
+    stretches.sort_by(f64::total_cmp);
+    println!(
+        "stretches of 64 check_and_insert calls: median {:.2} ms, longest {:.1} ms \
+         (a rebuild: a check waits for it)",
+        1e3 * stretches.get(stretches.len() / 2).copied().unwrap_or(0.0),
+        1e3 * stretches.last().copied().unwrap_or(0.0)
     );
     println!(
         "memory: {:.0} MB resident for {new} stored documents: {:.0} bytes per stored document \

@@ -100,6 +100,12 @@ use crate::verify::{Judgement, PairClass};
 use std::sync::RwLock;
 use table::{sorted_entries, RunEnd, SlotTable};
 
+/// The phases of the ids' and the exact fingerprints' tables (the posting lists' are
+/// their slots' numbers, from 0): tables that grow together rebuild their shards at
+/// different moments ([`SlotTable::new`]).
+const ID_PHASE: usize = 6;
+const EXACT_PHASE: usize = 5;
+
 /// The answer for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -316,8 +322,8 @@ impl Deduper {
                 sites: Vec::new(),
                 site_names: SiteNames::default(),
                 sketches,
-                by_id: SlotTable::default(),
-                exact: SlotTable::default(),
+                by_id: SlotTable::new(ID_PHASE),
+                exact: SlotTable::new(EXACT_PHASE),
                 postings,
                 live: 0,
                 log: None,
@@ -387,14 +393,14 @@ impl Deduper {
                             }
                         }
                     }
-                    Ok(SlotTable::from_entries(total, max_slot, &e))
+                    Ok(SlotTable::from_entries(total, max_slot, &e, ID_PHASE))
                 },
                 || {
                     let (_, t) = rayon::join(
                         || postings.build_all(slots.clone(), sketches, total),
                         || {
                             let e = sorted_entries(slots.clone(), stored_exact_hash(sketches));
-                            SlotTable::from_entries(total, max_slot, &e)
+                            SlotTable::from_entries(total, max_slot, &e, EXACT_PHASE)
                         },
                     );
                     t
@@ -480,10 +486,12 @@ impl Deduper {
 
     /// Makes room for `additional` more stored documents, like `Vec::reserve`: the
     /// tables are resized once now, to the size they would grow to for that many,
-    /// instead of step by step (1.5× at a time, each step moving every entry) as
-    /// documents come. For a job that knows its scale; memory is taken now (about 50
-    /// bytes per reserved document for the tables, before any is stored). Nothing
-    /// changes in what is stored or in any verdict.
+    /// instead of step by step (each shard of a table doubling at a time) as documents
+    /// come. For a job that knows its scale; memory is taken now (about 45 bytes per
+    /// reserved document for the tables, before any is stored). A table's shards are
+    /// sized for their share of the documents with room for six standard deviations
+    /// more; keys that many documents share (a long posting list) can still make a
+    /// shard grow before. Nothing changes in what is stored or in any verdict.
     pub fn reserve(&self, additional: usize) {
         let mut st = self.write();
         let st = &mut *st;

@@ -146,8 +146,8 @@ impl Postings {
     pub(super) fn new(indexed: usize, limits: BucketLimits, n: usize) -> Self {
         Postings {
             slots: (0..indexed)
-                .map(|_| SlotLists {
-                    table: SlotTable::with_capacity(n),
+                .map(|j| SlotLists {
+                    table: SlotTable::with_capacity(n, j),
                     big: ahash::AHashMap::new(),
                 })
                 .collect(),
@@ -240,7 +240,7 @@ impl Postings {
                     }
                     i = k;
                 }
-                lists.table = SlotTable::from_entries(capacity, max_slot, &e[..kept]);
+                lists.table = SlotTable::from_entries(capacity, max_slot, &e[..kept], j);
             });
     }
 

@@ -1,6 +1,6 @@
 //! An open-addressing table of stored slots that holds no keys: 4 bytes per cell, a
 //! slot in the low `slot_bits` bits and a tag of the key's hash in the others, so an
-//! entry costs about 6 bytes at the table's average load. The key of an entry lives
+//! entry costs about 6.6 bytes at the table's average load. The key of an entry lives
 //! with the stored document (its id, exact fingerprint or supershingle), so the caller
 //! decides equality: lookups visit the slots whose tag matches, and a tag mismatch
 //! costs no look at the document.
@@ -11,12 +11,33 @@
 //! document), up to [`MAX_SLOT_BITS`]. The cell 0 is empty and 1 a tombstone (tag 0
 //! marks neither as live).
 //!
-//! Linear probing over cells `0..cap` from `hash × cap / 2⁶⁴`; several slots may share
-//! a key (a posting list is the set of its matching slots). Removed cells become
-//! tombstones; the table is rebuilt at 7/12 load when live cells and tombstones reach
-//! 7/8 of it, so a run of occupied cells always ends and memory stays within
-//! `4 × 12/7 ≈ 6.9` bytes per live entry. The cells and a rebuild's buffers are
-//! mapped blocks ([`super::mapped`]), not the allocator's.
+//! The table is 8 shards: the top 3 bits of a key's hash choose its shard, which is an
+//! open-addressing table of its own. Linear probing over cells `0..cap` from
+//! `(hash << 3) × cap / 2⁶⁴`; several slots may share a key (a posting list is the set
+//! of its matching slots). Removed cells become tombstones; a shard is rebuilt when
+//! live cells and tombstones reach 7/8 of it, to twice its size when it is full of live
+//! cells (so a run of occupied cells always ends). Each shard's sizes are its own base
+//! doubled, and the bases are spread evenly through a doubling ([`BASES`]), so:
+//!
+//! * the shards grow at different moments: a rebuild moves an 8th of the table, not
+//!   all of it (a check waiting behind an insert waits for that, not for the whole
+//!   table to be moved: at 10 M stored documents, the longest stretch of 64
+//!   `check_and_insert` calls took 91 ms against 1.6 s for one table), and the
+//!   deduper's seven tables are turned against one another by their phases
+//!   ([`SlotTable::new`]);
+//! * memory does not jump at a rebuild: whatever the number of entries, the shards'
+//!   loads are spread between 7/16 and 7/8, `4 × 8/7 / ln 2 ≈ 6.6` bytes per live
+//!   entry on average (one table grown 1.5× at a time held 4.6 to 6.9, by where the
+//!   count fell between two rebuilds);
+//! * each entry is moved about once as the table grows (twice when it grew 1.5×).
+//!
+//! More shards make shorter waits and cost speed: with 32, a rebuild reads the keys
+//! of every 32nd stored document (a cache miss each, where 8 read nearby ones) and the
+//! shards' blocks fall below the size that gets huge pages (more TLB misses); at 3 M
+//! documents `check_and_insert` ran at 74 % of sketching against 78–81 % with 8 or 1.
+//!
+//! The cells and a rebuild's buffers are mapped blocks ([`super::mapped`]), not the
+//! allocator's.
 
 use super::mapped::{counting_pass, radix_sort_by, Zeroed};
 
@@ -111,26 +132,37 @@ fn scan8_scalar(cells: &[u32], high: u32, want: u32) -> (u32, u32) {
     (free, hit)
 }
 
+/// Shards of a table (the top [`SHARD_BITS`] bits of a key's hash choose its shard).
+const SHARD_BITS: u32 = 3;
+const SHARDS: usize = 1 << SHARD_BITS;
+
+/// The smallest cell counts of the shards, `⌊32 · 2^(s/8)⌋`: a shard's sizes are its
+/// base doubled, so the shards' sizes, and the moments they grow, are spread evenly
+/// through each doubling.
+const BASES: [usize; SHARDS] = [32, 34, 38, 41, 45, 49, 53, 58];
+
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(super) struct SlotTable {
+    shards: Vec<Shard>,
+}
+
+/// One shard: an open-addressing table of the keys whose hashes start with its number.
+#[derive(Debug, Clone)]
+struct Shard {
     cells: Zeroed<u32>,
     slot_bits: u32,
     live: usize,
     dead: usize,
-    /// Counts the cell blocks the table has had (a rebuild moves every cell).
+    /// Counts the cell blocks the shard has had (a rebuild moves every cell).
     epoch: u32,
+    /// Its smallest size: its sizes are this doubled.
+    base: usize,
 }
 
 impl Default for SlotTable {
     fn default() -> Self {
-        SlotTable {
-            cells: Zeroed::default(),
-            slot_bits: MIN_SLOT_BITS,
-            live: 0,
-            dead: 0,
-            epoch: 0,
-        }
+        SlotTable::new(0)
     }
 }
 
@@ -143,14 +175,227 @@ pub(super) struct RunEnd {
     epoch: u32,
 }
 
+/// The entries each shard is sized for when a table is sized for `n`: its share, and
+/// room for the share to run six standard deviations over (hashes spread the entries
+/// binomially).
+fn per_shard(n: usize) -> usize {
+    let share = n / SHARDS;
+    share + 6 * (share as f64).sqrt() as usize + 16
+}
+
+/// The smallest size of shard `s` of a table of `phase`: phases 0, 1, 2, … turn the
+/// bases by 3 shards each (3 and 8 have no common divisor, so the first eight phases
+/// all differ: the deduper's seven tables turn them by 0, 3, 6, 1, 4, 7 and 2).
+fn base(s: usize, phase: usize) -> usize {
+    BASES[(s + 3 * phase) % SHARDS]
+}
+
+/// The shard number of the hash `h`.
+#[inline]
+fn shard_of(h: u64) -> usize {
+    (h >> (64 - SHARD_BITS)) as usize
+}
+
 impl SlotTable {
-    /// An empty table sized for `n` entries without a rebuild.
-    pub(super) fn with_capacity(n: usize) -> Self {
-        let mut t = SlotTable::default();
+    /// An empty table. Its `phase` (tables of one deduper are given 0, 1, 2, …) turns
+    /// which of its shards grows first ([`base`]), so that tables that grow together
+    /// rebuild their shards at different moments: a rebuild moves an 8th of one table,
+    /// not an 8th of each.
+    pub(super) fn new(phase: usize) -> Self {
+        SlotTable {
+            shards: (0..SHARDS).map(|s| Shard::new(base(s, phase))).collect(),
+        }
+    }
+
+    /// An empty table sized for `n` entries without a rebuild (as hashes spread them;
+    /// see [`per_shard`]).
+    pub(super) fn with_capacity(n: usize, phase: usize) -> Self {
+        let mut t = SlotTable::new(phase);
         if n > 0 {
-            t.alloc(n.saturating_mul(8) / 7 + 2);
+            let each = per_shard(n);
+            for sh in &mut t.shards {
+                let cap = sh.cap_for(each);
+                sh.alloc(cap);
+            }
         }
         t
+    }
+
+    /// A table of `entries`, `(hash, slot)` pairs sorted by hash ([`sorted_entries`]),
+    /// sized for `capacity` entries without a rebuild and for slots up to `max_slot`.
+    /// Each shard's entries are a stretch of them, placed in their order: by home cell,
+    /// the cells are written in memory order rather than at random (a cache miss each
+    /// in a big state). The same lookups as inserting the entries one by one.
+    pub(super) fn from_entries(
+        capacity: usize,
+        max_slot: u32,
+        entries: &[[u64; 2]],
+        phase: usize,
+    ) -> Self {
+        debug_assert!(entries.is_sorted_by_key(|e| e[0]), "entries sorted by hash");
+        let each = per_shard(capacity.max(entries.len()));
+        let mut rest = entries;
+        let shards = (0..SHARDS)
+            .map(|s| {
+                let n = rest.partition_point(|e| shard_of(e[0]) == s);
+                let (mine, after) = rest.split_at(n);
+                rest = after;
+                Shard::from_entries(base(s, phase), each, max_slot, mine)
+            })
+            .collect();
+        SlotTable { shards }
+    }
+
+    /// An empty table whose slots start `bits` wide (tests: widening, narrow tags).
+    #[cfg(test)]
+    fn with_slot_bits(bits: u32) -> Self {
+        let mut t = SlotTable::new(0);
+        for sh in &mut t.shards {
+            sh.slot_bits = bits;
+        }
+        t
+    }
+
+    /// The widest slots of its shards (tests).
+    #[cfg(test)]
+    fn slot_bits(&self) -> u32 {
+        self.shards.iter().map(|s| s.slot_bits).max().unwrap_or(0)
+    }
+
+    /// The cells of its shards, one count per shard: a rebuild changes them (tests).
+    #[cfg(test)]
+    fn sizes(&self) -> Vec<usize> {
+        self.shards.iter().map(|s| s.cells.len()).collect()
+    }
+
+    /// Live entries.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.live).sum()
+    }
+
+    /// Bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| 4 * s.cells.len()).sum()
+    }
+
+    /// Starts loading the home cell of the hash `h` into the cache (a hint, no effect
+    /// on results): a check touches seven tables at random places, and the loads
+    /// overlap when they are all asked for first.
+    #[inline]
+    pub(super) fn prefetch(&self, h: u64) {
+        self.shards[shard_of(h)].prefetch(h);
+    }
+
+    /// Calls `visit` with every live slot whose key may hash to `h` (its tag matches),
+    /// in the order of their cells; the caller checks the key. Returns where the walk
+    /// ended, for [`insert_at`](Self::insert_at). The run is scanned eight cells at a
+    /// time ([`scan8`]): a lookup of an absent key in a table of 1 M / 3 M / 6 M
+    /// entries, not in the cache, took 11 / 25 / 47 ns against 23 / 50 / 100 ns one
+    /// cell at a time ([`candidates_scalar`](Self::candidates_scalar)).
+    #[inline]
+    pub(super) fn candidates(&self, h: u64, visit: impl FnMut(u32)) -> RunEnd {
+        self.shards[shard_of(h)].walk::<true>(h, visit)
+    }
+
+    /// [`candidates`](Self::candidates) one cell at a time: the reference of the
+    /// tests and the baseline of the `online-table` bench.
+    pub(super) fn candidates_scalar(&self, h: u64, visit: impl FnMut(u32)) -> RunEnd {
+        self.shards[shard_of(h)].walk::<false>(h, visit)
+    }
+
+    /// Makes room for `total` live entries with slots up to `max_slot`, so that inserting
+    /// up to there rebuilds nothing (as hashes spread the entries over the shards; see
+    /// [`per_shard`]): a shard that would grow or widen its slots before is rebuilt
+    /// now, once, to the smallest of its sizes that holds its share. `hash_of` as for
+    /// [`insert`](Self::insert).
+    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
+        let each = per_shard(total);
+        for sh in &mut self.shards {
+            sh.reserve(each, max_slot, &hash_of);
+        }
+    }
+
+    /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
+    /// a rebuild (of the shard of `h`: only its slots are asked for).
+    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
+        self.shards[shard_of(h)].insert(h, slot, hash_of);
+    }
+
+    /// Adds `slot` under the hash `h`, as [`insert`](Self::insert) does, at `end`, where
+    /// a lookup of `h` ([`candidates`](Self::candidates)) ended, when nothing has been
+    /// added since and no rebuild is due: the run is not walked again. Otherwise (the
+    /// cell at `end` taken, the shard rebuilt, or one due), the same as `insert`.
+    ///
+    /// Where the entry goes does not change a lookup: the cells from the home of `h` to
+    /// `end` were taken at the lookup, a cell once taken is never free again but through
+    /// a rebuild (a removal leaves a tombstone), and the shard's epoch tells a rebuild;
+    /// so a free cell at `end` is still the first free cell of the run, where `insert`
+    /// would put the entry.
+    pub(super) fn insert_at(
+        &mut self,
+        end: RunEnd,
+        h: u64,
+        slot: u32,
+        hash_of: impl Fn(u32) -> u64,
+    ) {
+        self.shards[shard_of(h)].insert_at(end, h, slot, hash_of);
+    }
+
+    /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
+    /// (`is_same` tells them among the slots whose tag matches); true when added. One
+    /// walk of the run does both.
+    pub(super) fn insert_below(
+        &mut self,
+        h: u64,
+        slot: u32,
+        max: usize,
+        is_same: impl FnMut(u32) -> bool,
+        hash_of: impl Fn(u32) -> u64,
+    ) -> bool {
+        self.shards[shard_of(h)].insert_below(h, slot, max, is_same, hash_of)
+    }
+
+    /// Takes `slot` (stored under the hash `h`) out; false when it is not there.
+    pub(super) fn remove(&mut self, h: u64, slot: u32) -> bool {
+        self.shards[shard_of(h)].remove(h, slot)
+    }
+
+    /// The live slots of every shard, in slot order, read off the cells (see
+    /// [`live_slots`]). Holds 8 bytes per entry.
+    pub(super) fn live_slots(&self) -> Zeroed<u64> {
+        live_slots(&self.shards)
+    }
+}
+
+impl Shard {
+    /// An empty shard whose sizes are `base` doubled.
+    fn new(base: usize) -> Self {
+        Shard {
+            cells: Zeroed::default(),
+            slot_bits: MIN_SLOT_BITS,
+            live: 0,
+            dead: 0,
+            epoch: 0,
+            base,
+        }
+    }
+
+    /// The smallest of the shard's sizes that holds `entries` without a rebuild (at
+    /// most 7/8 full).
+    fn cap_for(&self, entries: usize) -> usize {
+        let want = entries.saturating_mul(8) / 7 + 2;
+        let mut cap = self.base;
+        while cap < want {
+            cap *= 2;
+        }
+        cap
+    }
+
+    /// The size a growing shard takes: room for half as many entries again as it
+    /// holds (its size doubles when it grows full).
+    fn grown(&self) -> usize {
+        self.cap_for((self.live + 1).saturating_mul(3) / 2)
     }
 
     fn alloc(&mut self, cap: usize) {
@@ -160,9 +405,10 @@ impl SlotTable {
         self.epoch = self.epoch.wrapping_add(1);
     }
 
+    /// The home cell of the hash `h`: from the bits after the shard's.
     #[inline]
     fn home(&self, h: u64) -> usize {
-        ((h as u128 * self.cells.len() as u128) >> 64) as usize
+        (((h << SHARD_BITS) as u128 * self.cells.len() as u128) >> 64) as usize
     }
 
     /// The tag of the hash `h`: 1 ..= 2^(32 − slot_bits) − 1, from its low bits (the
@@ -173,13 +419,12 @@ impl SlotTable {
         ((h as u32) & ((1 << bits) - 1)).max(1)
     }
 
-    /// A table of `entries`, `(hash, slot)` pairs, sized for `capacity` entries without
-    /// a rebuild and for slots up to `max_slot`. The entries are placed in the order
-    /// given: sorted by hash ([`sorted_entries`]), that is by home cell, the cells are
-    /// written in memory order rather than at random (a cache miss each in a big state).
-    /// The same lookups as inserting the entries one by one.
-    pub(super) fn from_entries(capacity: usize, max_slot: u32, entries: &[[u64; 2]]) -> Self {
-        let mut t = SlotTable::with_capacity(capacity.max(entries.len()));
+    /// A shard of `entries` (its stretch of [`SlotTable::from_entries`]'s), sized for
+    /// `capacity` entries.
+    fn from_entries(base: usize, capacity: usize, max_slot: u32, entries: &[[u64; 2]]) -> Self {
+        let mut t = Shard::new(base);
+        let cap = t.cap_for(capacity.max(entries.len()));
+        t.alloc(cap);
         t.slot_bits = (32 - max_slot.leading_zeros()).max(MIN_SLOT_BITS);
         for &[h, slot] in entries {
             t.put(t.home(h), t.cell(h, slot as u32));
@@ -187,32 +432,10 @@ impl SlotTable {
         t
     }
 
-    /// An empty table whose slots start `bits` wide (tests: widening, narrow tags).
-    #[cfg(test)]
-    fn with_slot_bits(bits: u32) -> Self {
-        SlotTable {
-            slot_bits: bits,
-            ..SlotTable::default()
-        }
-    }
-
-    /// Live entries.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.live
-    }
-
-    /// Bytes held.
-    pub(super) fn bytes(&self) -> usize {
-        4 * self.cells.len()
-    }
-
-    /// Starts loading the home cell of the hash `h` into the cache (a hint, no effect
-    /// on results): a check touches seven tables at random places, and the loads
-    /// overlap when they are all asked for first.
+    /// See [`SlotTable::prefetch`].
     #[inline]
     #[allow(unsafe_code)]
-    pub(super) fn prefetch(&self, h: u64) {
+    fn prefetch(&self, h: u64) {
         #[cfg(target_arch = "x86_64")]
         if !self.cells.is_empty() {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -224,25 +447,8 @@ impl SlotTable {
         let _ = h;
     }
 
-    /// Calls `visit` with every live slot whose key may hash to `h` (its tag matches),
-    /// in the order of their cells; the caller checks the key. Returns where the walk
-    /// ended, for [`insert_at`](Self::insert_at). The run is scanned eight cells at a
-    /// time ([`scan8`]): a lookup of an absent key in a table of 1 M / 3 M / 6 M
-    /// entries, not in the cache, took 11 / 25 / 47 ns against 23 / 50 / 100 ns one
-    /// cell at a time ([`candidates_scalar`](Self::candidates_scalar)).
-    #[inline]
-    pub(super) fn candidates(&self, h: u64, visit: impl FnMut(u32)) -> RunEnd {
-        self.walk::<true>(h, visit)
-    }
-
-    /// [`candidates`](Self::candidates) one cell at a time: the reference of the
-    /// tests and the baseline of the `online-table` bench.
-    pub(super) fn candidates_scalar(&self, h: u64, visit: impl FnMut(u32)) -> RunEnd {
-        self.walk::<false>(h, visit)
-    }
-
-    /// The walk of [`candidates`](Self::candidates), eight cells at a time when `WIDE`
-    /// and they do not wrap around the table's end, else one at a time.
+    /// The walk of [`SlotTable::candidates`], eight cells at a time when `WIDE` and
+    /// they do not wrap around the shard's end, else one at a time.
     #[inline]
     fn walk<const WIDE: bool>(&self, h: u64, mut visit: impl FnMut(u32)) -> RunEnd {
         let cap = self.cells.len();
@@ -297,9 +503,9 @@ impl SlotTable {
         let bits = 32 - slot.leading_zeros();
         debug_assert!(bits <= MAX_SLOT_BITS, "slot {slot} past the table's widest");
         if bits > self.slot_bits {
-            self.rebuild(self.live + 1, bits, hash_of);
+            self.rebuild(self.grown(), bits, hash_of);
         } else if (self.live + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.live + 1, self.slot_bits, hash_of);
+            self.rebuild(self.grown(), self.slot_bits, hash_of);
         }
     }
 
@@ -309,42 +515,24 @@ impl SlotTable {
         self.tag_of(h) << self.slot_bits | slot
     }
 
-    /// Makes room for `total` live entries with slots up to `max_slot`, so that inserting
-    /// up to there rebuilds nothing: one rebuild now, to the size a rebuild at `total`
-    /// would give, when the table would grow or its slots widen before. `hash_of` as
-    /// for [`insert`](Self::insert).
-    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
+    /// Makes room for `total` live entries with slots up to `max_slot` (see
+    /// [`SlotTable::reserve`]).
+    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
         let bits = (32 - max_slot.leading_zeros()).max(self.slot_bits);
         let total = total.max(self.live);
-        if bits > self.slot_bits || (total + self.dead) * 8 > self.cells.len() * 7 {
-            self.rebuild(total, bits, &hash_of);
+        if bits > self.slot_bits || (total + self.dead + 1) * 8 > self.cells.len() * 7 {
+            self.rebuild(self.cap_for(total), bits, &hash_of);
         }
     }
 
-    /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
-    /// a rebuild.
-    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
+    /// See [`SlotTable::insert`].
+    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
         self.make_room(slot, &hash_of);
         self.put(self.home(h), self.cell(h, slot));
     }
 
-    /// Adds `slot` under the hash `h`, as [`insert`](Self::insert) does, at `end`, where
-    /// a lookup of `h` ([`candidates`](Self::candidates)) ended, when nothing has been
-    /// added since and no rebuild is due: the run is not walked again. Otherwise (the
-    /// cell at `end` taken, the table rebuilt, or one due), the same as `insert`.
-    ///
-    /// Where the entry goes does not change a lookup: the cells from the home of `h` to
-    /// `end` were taken at the lookup, a cell once taken is never free again but through
-    /// a rebuild (a removal leaves a tombstone), and the epoch tells a rebuild; so a free
-    /// cell at `end` is still the first free cell of the run, where `insert` would put
-    /// the entry.
-    pub(super) fn insert_at(
-        &mut self,
-        end: RunEnd,
-        h: u64,
-        slot: u32,
-        hash_of: impl Fn(u32) -> u64,
-    ) {
+    /// See [`SlotTable::insert_at`].
+    fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
         let room =
             slot >> self.slot_bits == 0 && (self.live + self.dead + 1) * 8 <= self.cells.len() * 7;
         if room
@@ -359,10 +547,8 @@ impl SlotTable {
         }
     }
 
-    /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
-    /// (`is_same` tells them among the slots whose tag matches); true when added. One
-    /// walk of the run does both.
-    pub(super) fn insert_below(
+    /// See [`SlotTable::insert_below`].
+    fn insert_below(
         &mut self,
         h: u64,
         slot: u32,
@@ -427,8 +613,8 @@ impl SlotTable {
         }
     }
 
-    /// Takes `slot` (stored under the hash `h`) out; false when it is not there.
-    pub(super) fn remove(&mut self, h: u64, slot: u32) -> bool {
+    /// See [`SlotTable::remove`].
+    fn remove(&mut self, h: u64, slot: u32) -> bool {
         let cap = self.cells.len();
         if cap == 0 || slot >> self.slot_bits != 0 {
             return false;
@@ -453,46 +639,8 @@ impl SlotTable {
         }
     }
 
-    /// The live slots, in slot order, read off the cells (two sequential passes, no
-    /// key looked at): through a bitmap of the slots when it is no bigger than the
-    /// entries, else a radix sort. Holds 8 bytes per entry.
-    pub(super) fn live_slots(&self) -> Zeroed<u64> {
-        let (bits, mask) = (self.slot_bits, (1u32 << self.slot_bits) - 1);
-        let live = || {
-            self.cells
-                .iter()
-                .filter(|&&c| c >> bits != 0)
-                .map(|&c| c & mask)
-        };
-        let max = live().max().unwrap_or(0) as usize;
-        let mut todo = Zeroed::<u64>::new(self.live);
-        let mut n = 0;
-        if max / 64 <= self.live {
-            let mut bitmap = Zeroed::<u64>::new(max / 64 + 1);
-            for s in live() {
-                bitmap[s as usize / 64] |= 1 << (s % 64);
-            }
-            for (w, &b) in bitmap.iter().enumerate() {
-                let mut b = b;
-                while b != 0 {
-                    todo[n] = (w * 64) as u64 + b.trailing_zeros() as u64;
-                    n += 1;
-                    b &= b - 1;
-                }
-            }
-        } else {
-            for s in live() {
-                todo[n] = s as u64;
-                n += 1;
-            }
-            radix_sort_by(&mut todo[..n], bits, |&x| x);
-        }
-        debug_assert_eq!(n, self.live, "the live count is the live cells'");
-        todo
-    }
-
-    /// Rebuilds the table for `need` live entries at 7/12 load with slots of `bits`
-    /// bits (tombstones dropped).
+    /// Rebuilds the shard with `cap` cells and slots of `bits` bits (tombstones
+    /// dropped).
     ///
     /// Both the reads of the keys and the writes of the cells are made in memory order
     /// rather than at random (in a big state, a cache miss each): the live slots are
@@ -502,13 +650,13 @@ impl SlotTable {
     /// counting pass) and placed in that order. It holds 8 bytes per entry twice
     /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
     /// bitmap and the shorter sort cut their cost by a quarter.)
-    fn rebuild(&mut self, need: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
+    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
         // The live slots in slot order: their keys are then read in memory order.
-        let mut todo = self.live_slots();
+        let mut todo = live_slots(std::slice::from_ref(self));
         let n = todo.len();
         drop(std::mem::take(&mut self.cells));
         self.slot_bits = bits;
-        self.alloc((need.saturating_mul(12) / 7).max(16));
+        self.alloc(cap);
         for x in todo[..n].iter_mut() {
             let s = *x as u32;
             let h = hash_of(s);
@@ -537,12 +685,58 @@ impl SlotTable {
     }
 }
 
+/// The live slots of `shards`, in slot order, read off their cells (two sequential
+/// passes, no key looked at): through a bitmap of the slots when it is no bigger than
+/// the entries, else a radix sort. Holds 8 bytes per entry.
+fn live_slots(shards: &[Shard]) -> Zeroed<u64> {
+    let live = || {
+        shards.iter().flat_map(|sh| {
+            let (bits, mask) = (sh.slot_bits, (1u32 << sh.slot_bits) - 1);
+            sh.cells
+                .iter()
+                .filter(move |&&c| c >> bits != 0)
+                .map(move |&c| c & mask)
+        })
+    };
+    let count: usize = shards.iter().map(|sh| sh.live).sum();
+    let bits = shards
+        .iter()
+        .map(|sh| sh.slot_bits)
+        .max()
+        .unwrap_or(MIN_SLOT_BITS);
+    let max = live().max().unwrap_or(0) as usize;
+    let mut todo = Zeroed::<u64>::new(count);
+    let mut n = 0;
+    if max / 64 <= count {
+        let mut bitmap = Zeroed::<u64>::new(max / 64 + 1);
+        for s in live() {
+            bitmap[s as usize / 64] |= 1 << (s % 64);
+        }
+        for (w, &b) in bitmap.iter().enumerate() {
+            let mut b = b;
+            while b != 0 {
+                todo[n] = (w * 64) as u64 + b.trailing_zeros() as u64;
+                n += 1;
+                b &= b - 1;
+            }
+        }
+    } else {
+        for s in live() {
+            todo[n] = s as u64;
+            n += 1;
+        }
+        radix_sort_by(&mut todo[..n], bits, |&x| x);
+    }
+    debug_assert_eq!(n, count, "the live count is the live cells'");
+    todo
+}
+
 /// The leading bits of the home cell a rebuild orders the new cells by.
 const PLACE_BITS: u32 = 8;
 
 #[cfg(test)]
 mod tests {
-    use super::{scan8, scan8_scalar, sorted_entries, SlotTable, EMPTY, SCAN};
+    use super::{scan8, scan8_scalar, sorted_entries, SlotTable, EMPTY, SCAN, SHARDS};
     use crate::sketch::hash::mix64;
 
     /// `scan8` against its loop, on cells free, dead, matching in their high bits or
@@ -654,27 +848,28 @@ mod tests {
 
     /// A reserve makes room once: inserting up to the reserved count (slots wider than
     /// the table had) moves no cell, and every entry is found, those from before the
-    /// reserve too.
+    /// reserve too. (Keys of one or two slots each: the reserve sizes the shards for
+    /// entries that hashes spread.)
     #[test]
     fn a_reserve_rebuilds_once_and_loses_nothing() {
-        let key = |s: u32| (s % 1000) as u64;
+        let key = |s: u32| (s % 40_000) as u64;
         let hash = |k: u64| mix64(k);
         let mut t = SlotTable::with_slot_bits(4);
         for slot in 0..100u32 {
             t.insert(hash(key(slot)), slot, |s| hash(key(s)));
         }
         t.reserve(50_000, 49_999, |s| hash(key(s)));
-        let (cells, bits) = (t.cells.len(), t.slot_bits);
+        let (cells, bits) = (t.sizes(), t.slot_bits());
         assert!(bits >= 16, "slots widened for 49,999: {bits} bits");
         for slot in 100..50_000u32 {
             t.insert(hash(key(slot)), slot, |s| hash(key(s)));
-            assert_eq!(t.cells.len(), cells, "rebuilt at slot {slot}");
+            assert_eq!(t.sizes(), cells, "rebuilt at slot {slot}");
         }
-        assert_eq!(t.slot_bits, bits);
+        assert_eq!(t.slot_bits(), bits);
         // A smaller reserve does nothing.
         t.reserve(10, 9, |s| hash(key(s)));
-        assert_eq!(t.cells.len(), cells);
-        for k in (0..1000u64).step_by(7) {
+        assert_eq!(t.sizes(), cells);
+        for k in (0..40_000u64).step_by(7) {
             let mut got = Vec::new();
             t.candidates(hash(k), |s| {
                 if key(s) == k {
@@ -682,8 +877,80 @@ mod tests {
                 }
             });
             got.sort_unstable();
-            let want: Vec<u32> = (0..50_000u32).filter(|&s| key(s) == k).collect();
+            let want: Vec<u32> = [k as u32, k as u32 + 40_000]
+                .into_iter()
+                .filter(|&s| s < 50_000)
+                .collect();
             assert_eq!(got, want, "key {k}");
+        }
+    }
+
+    /// A growing table: its shards rebuild at moments spread through each doubling
+    /// (one at a time, never two close together), each shard stays between
+    /// 7/16 and 7/8 full, the table averages about 6.6 bytes per entry whatever its
+    /// count, and every entry is found.
+    #[test]
+    fn shards_grow_one_at_a_time_and_lose_nothing() {
+        let hash = |s: u32| mix64(s as u64 ^ 0x5eed);
+        let mut t = SlotTable::new(3);
+        let n = 400_000u32;
+        let mut sizes = t.sizes();
+        // The inserts at which some shard was rebuilt, in the last doubling.
+        let mut rebuilt: Vec<u32> = Vec::new();
+        let mut bytes_per_entry: Vec<f64> = Vec::new();
+        for slot in 0..n {
+            t.insert(hash(slot), slot, hash);
+            let now = t.sizes();
+            if now != sizes {
+                let changed = now.iter().zip(&sizes).filter(|(a, b)| a != b).count();
+                assert_eq!(changed, 1, "one shard rebuilt at a time (insert {slot})");
+                if slot >= n / 2 {
+                    rebuilt.push(slot);
+                }
+                sizes = now;
+            }
+            if slot > 50_000 && slot % 10_007 == 0 {
+                bytes_per_entry.push(t.bytes() as f64 / t.len() as f64);
+            }
+        }
+        // Each shard doubles once from n/2 to n, at its own moment: no two rebuilds
+        // within half the stretch an even spread would put between them.
+        assert_eq!(
+            rebuilt.len(),
+            SHARDS,
+            "rebuilds in the last doubling: {rebuilt:?}"
+        );
+        let even = n / 2 / SHARDS as u32;
+        for w in rebuilt.windows(2) {
+            assert!(
+                w[1] - w[0] >= even / 2,
+                "two rebuilds close together: {rebuilt:?}"
+            );
+        }
+        for sh in &t.shards {
+            let load = sh.live as f64 / sh.cells.len() as f64;
+            assert!((0.42..=0.875).contains(&load), "a shard {load:.3} full");
+        }
+        let (lo, hi) = bytes_per_entry
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+        assert!(
+            lo > 6.0 && hi < 7.2,
+            "bytes per entry from {lo:.2} to {hi:.2}"
+        );
+        for slot in (0..n).step_by(97) {
+            let mut got = Vec::new();
+            t.candidates(hash(slot), |s| got.push(s));
+            assert!(got.contains(&slot), "slot {slot} found");
+        }
+        assert_eq!(t.len(), n as usize);
+        // The deduper's seven tables (phases 0 to 6) start their shards at seven
+        // different bases.
+        for s in 0..SHARDS {
+            let mut bases: Vec<usize> = (0..7).map(|p| super::base(s, p)).collect();
+            bases.sort_unstable();
+            bases.dedup();
+            assert_eq!(bases.len(), 7, "shard {s}");
         }
     }
 
@@ -755,7 +1022,7 @@ mod tests {
                 }
             }
             // Slots up to 4,999 need 13 bits.
-            assert_eq!(t.slot_bits, bits.max(13));
+            assert_eq!(t.slot_bits(), bits.max(13));
         }
     }
 }
