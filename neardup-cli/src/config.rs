@@ -155,7 +155,7 @@ pub struct Params {
     /// Which member of a cluster is kept: first, longest or priority:FIELD [default: first].
     #[arg(long)]
     pub keep: Option<String>,
-    /// Worker threads [default: one per core].
+    /// Worker threads, for sketching and for writing the kept records [default: one per core].
     #[arg(long)]
     pub threads: Option<usize>,
     /// Records with a longer body are rejected [default: 67108864].
