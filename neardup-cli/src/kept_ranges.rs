@@ -86,8 +86,9 @@ pub fn write_kept(_: &Dedup, _: &[Input], _: &Ranges, _: &Sink, _: usize) -> Res
 /// Writes the kept records of `d` from `inputs` into `out` at their places, by
 /// `writers` threads at once (the calling one among them; at most two: ext4 lets one
 /// writer of a file copy at a time, so a second one only overlaps what each does
-/// outside that lock, faulting in the input's pages, releasing them, starting the
-/// disk writes; two took 42–52 ms for 127 MB, one 58–60 ms); returns how many, or `None` (nothing written) when the run
+/// outside that lock: gathering the next slices, releasing the input's pages behind,
+/// starting the disk writes; two took 42–52 ms for 127 MB, one 58–60 ms); returns how
+/// many, or `None` (nothing written) when the run
 /// does not allow this way (see the module docs: the caller checked the other
 /// targets).
 #[cfg(unix)]
