@@ -34,7 +34,8 @@
 //! More shards make shorter waits and cost speed: with 32, a rebuild reads the keys
 //! of every 32nd stored document (a cache miss each, where 8 read nearby ones) and the
 //! shards' blocks fall below the size that gets huge pages (more TLB misses); at 3 M
-//! documents `check_and_insert` ran at 74 % of sketching against 78–81 % with 8 or 1.
+//! documents `check_and_insert` ran at 74 % of sketching with 32 shards, 77–78 % with
+//! 8 and 79–81 % with one table (alternating runs; at 10 M, 72 %, 75 % and 76 %).
 //!
 //! The cells and a rebuild's buffers are mapped blocks ([`super::mapped`]), not the
 //! allocator's.
