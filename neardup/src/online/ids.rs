@@ -82,6 +82,17 @@ impl Ids {
         let start = if s == 0 { 0 } else { self.end(s - 1) };
         &self.text[start..self.end(s)]
     }
+
+    /// Starts loading the first bytes of the id of `slot` (a hint, no effect on
+    /// results; its end is read now).
+    #[inline]
+    pub(super) fn prefetch(&self, slot: u32) {
+        let s = slot as usize;
+        if s < self.len() {
+            let start = if s == 0 { 0 } else { self.end(s - 1) };
+            super::table::prefetch_bytes(&self.text.as_bytes()[start.min(self.text.len())..]);
+        }
+    }
 }
 
 #[cfg(test)]

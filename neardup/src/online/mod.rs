@@ -211,13 +211,19 @@ fn exact_hash(exact: u128) -> u64 {
 
 /// The ids' table key of a stored slot: the hash of its id (for building and rebuilding
 /// the table; the one rule, beside [`id_hash`] of a new id).
-fn stored_id_hash(ids: &ids::Ids) -> impl Fn(u32) -> u64 + Sync + '_ {
-    move |s| id_hash(ids.get(s))
+fn stored_id_hash(ids: &ids::Ids) -> impl table::Keys + Sync + '_ {
+    table::Prefetched(move |s| id_hash(ids.get(s)), move |s| ids.prefetch(s))
 }
 
 /// The exact fingerprints' table key of a stored slot.
-fn stored_exact_hash(sketches: &Sketches) -> impl Fn(u32) -> u64 + Sync + '_ {
-    move |s| exact_hash(sketches.get(s as usize).exact)
+fn stored_exact_hash(sketches: &Sketches) -> impl table::Keys + Sync + '_ {
+    table::Prefetched(
+        move |s| exact_hash(sketches.get(s as usize).exact),
+        move |s| {
+            let e = &sketches.exact_fingerprints()[s as usize..][..1];
+            table::prefetch_bytes(bytemuck::cast_slice(e))
+        },
+    )
 }
 
 impl State {

@@ -18,7 +18,7 @@
 //!
 //! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use super::table::{sorted_entries, RunEnd, SlotTable};
+use super::table::{prefetch_bytes, sorted_entries, Prefetched, RunEnd, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
@@ -72,7 +72,10 @@ impl SlotLists {
             return;
         }
         let h = key_hash(j, v);
-        let hash_of = |s: u32| key_hash(j, sk.supershingles(s as usize)[j]);
+        let hash_of = Prefetched(
+            |s: u32| key_hash(j, sk.supershingles(s as usize)[j]),
+            |s: u32| prefetch_bytes(bytemuck::cast_slice(&sk.supershingles(s as usize)[j..=j])),
+        );
         if let Some(w) = walked.filter(|w| w.members < max_bucket) {
             self.table.insert_at(w.end, h, slot, hash_of);
             return;

@@ -55,13 +55,10 @@ pub(super) const MAX_SLOT_BITS: u32 = 30;
 /// the stored documents lie in) and sorted by hash, entries of one hash in slot order:
 /// a radix sort on the hash's top 32 bits, then the few entries that share them sorted
 /// by the whole hash. Holds 32 bytes per entry while sorting.
-pub(super) fn sorted_entries(
-    slots: std::ops::Range<u32>,
-    hash: impl Fn(u32) -> u64,
-) -> Zeroed<[u64; 2]> {
+pub(super) fn sorted_entries(slots: std::ops::Range<u32>, hash: impl Keys) -> Zeroed<[u64; 2]> {
     let mut e = Zeroed::<[u64; 2]>::new(slots.len());
     for (x, slot) in e.iter_mut().zip(slots) {
-        *x = [hash(slot), slot as u64];
+        *x = [hash.hash(slot), slot as u64];
     }
     radix_sort_by(&mut e, 32, |x| x[0] >> 32);
     for run in e.chunk_by_mut(|a, b| a[0] >> 32 == b[0] >> 32) {
@@ -86,6 +83,46 @@ pub(super) fn prefetch_bytes(bytes: &[u8]) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = bytes;
 }
+
+/// The keys of a table's stored slots, as a rebuild reads them: the hash of a slot's
+/// key, and a hint to start loading the key of a slot asked for soon (a rebuild reads
+/// the keys of thousands of slots in slot order, each in a cache line of its own; asked
+/// for [`KEYS_AHEAD`] slots ahead, the loads overlap). A closure `Fn(u32) -> u64` is
+/// keys without the hint.
+pub(super) trait Keys {
+    /// The hash of the key of the stored `slot`.
+    fn hash(&self, slot: u32) -> u64;
+    /// Starts loading what [`hash`](Self::hash) of `slot` reads (a hint, no effect on
+    /// results).
+    #[inline]
+    fn prefetch(&self, slot: u32) {
+        let _ = slot;
+    }
+}
+
+impl<F: Fn(u32) -> u64> Keys for F {
+    #[inline]
+    fn hash(&self, slot: u32) -> u64 {
+        self(slot)
+    }
+}
+
+/// Keys with the hint: `hash` and `prefetch` closures.
+pub(super) struct Prefetched<H, P>(pub(super) H, pub(super) P);
+
+impl<H: Fn(u32) -> u64, P: Fn(u32)> Keys for Prefetched<H, P> {
+    #[inline]
+    fn hash(&self, slot: u32) -> u64 {
+        (self.0)(slot)
+    }
+    #[inline]
+    fn prefetch(&self, slot: u32) {
+        (self.1)(slot)
+    }
+}
+
+/// How many slots ahead a rebuild asks for the keys it reads ([`Keys::prefetch`]).
+const KEYS_AHEAD: usize = 16;
 
 /// Cells a run scan compares at once.
 const SCAN: usize = 8;
@@ -310,7 +347,7 @@ impl SlotTable {
     /// [`per_shard`]): a shard that would grow or widen its slots before is rebuilt
     /// now, once, to the smallest of its sizes that holds its share. `hash_of` as for
     /// [`insert`](Self::insert).
-    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
+    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Keys) {
         let each = per_shard(total);
         for sh in &mut self.shards {
             sh.reserve(each, max_slot, &hash_of);
@@ -319,7 +356,7 @@ impl SlotTable {
 
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
     /// a rebuild (of the shard of `h`: only its slots are asked for).
-    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
+    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys) {
         self.shards[shard_of(h)].insert(h, slot, hash_of);
     }
 
@@ -333,13 +370,7 @@ impl SlotTable {
     /// a rebuild (a removal leaves a tombstone), and the shard's epoch tells a rebuild;
     /// so a free cell at `end` is still the first free cell of the run, where `insert`
     /// would put the entry.
-    pub(super) fn insert_at(
-        &mut self,
-        end: RunEnd,
-        h: u64,
-        slot: u32,
-        hash_of: impl Fn(u32) -> u64,
-    ) {
+    pub(super) fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Keys) {
         self.shards[shard_of(h)].insert_at(end, h, slot, hash_of);
     }
 
@@ -352,7 +383,7 @@ impl SlotTable {
         slot: u32,
         max: usize,
         is_same: impl FnMut(u32) -> bool,
-        hash_of: impl Fn(u32) -> u64,
+        hash_of: impl Keys,
     ) -> bool {
         self.shards[shard_of(h)].insert_below(h, slot, max, is_same, hash_of)
     }
@@ -500,7 +531,7 @@ impl Shard {
 
     /// Makes room for one more entry and for `slot`: a rebuild when the table is full
     /// or `slot` is wider than its slots.
-    fn make_room(&mut self, slot: u32, hash_of: &impl Fn(u32) -> u64) {
+    fn make_room(&mut self, slot: u32, hash_of: &impl Keys) {
         let bits = 32 - slot.leading_zeros();
         debug_assert!(bits <= MAX_SLOT_BITS, "slot {slot} past the table's widest");
         if bits > self.slot_bits {
@@ -518,22 +549,22 @@ impl Shard {
 
     /// Makes room for `total` live entries with slots up to `max_slot` (see
     /// [`SlotTable::reserve`]).
-    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Fn(u32) -> u64) {
+    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: &impl Keys) {
         let bits = (32 - max_slot.leading_zeros()).max(self.slot_bits);
         let total = total.max(self.live);
         if bits > self.slot_bits || (total + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.cap_for(total), bits, &hash_of);
+            self.rebuild(self.cap_for(total), bits, hash_of);
         }
     }
 
     /// See [`SlotTable::insert`].
-    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
+    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys) {
         self.make_room(slot, &hash_of);
         self.put(self.home(h), self.cell(h, slot));
     }
 
     /// See [`SlotTable::insert_at`].
-    fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Fn(u32) -> u64) {
+    fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Keys) {
         let room =
             slot >> self.slot_bits == 0 && (self.live + self.dead + 1) * 8 <= self.cells.len() * 7;
         if room
@@ -555,7 +586,7 @@ impl Shard {
         slot: u32,
         max: usize,
         mut is_same: impl FnMut(u32) -> bool,
-        hash_of: impl Fn(u32) -> u64,
+        hash_of: impl Keys,
     ) -> bool {
         self.make_room(slot, &hash_of);
         let cap = self.cells.len();
@@ -650,18 +681,26 @@ impl Shard {
     /// in), the new cells put in order of the top 8 bits of their home cell (one
     /// counting pass) and placed in that order. It holds 8 bytes per entry twice
     /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
-    /// bitmap and the shorter sort cut their cost by a quarter.)
-    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Fn(u32) -> u64) {
+    /// bitmap and the shorter sort cut their cost by a quarter.) The keys, one in a
+    /// cache line of its own (the slots of one shard are an 8th of all), are asked for
+    /// [`KEYS_AHEAD`] slots before they are read ([`Keys::prefetch`]): the rebuilds'
+    /// samples fell by 39 % at 3 M stored documents, the longest stretch of 64 calls
+    /// at 10 M from 97 to 51 ms, and `check_and_insert` at 10 M rose from 75–76 % to
+    /// 78 % of the sketching speed.
+    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Keys) {
         // The live slots in slot order: their keys are then read in memory order.
         let mut todo = live_slots(std::slice::from_ref(self));
         let n = todo.len();
         drop(std::mem::take(&mut self.cells));
         self.slot_bits = bits;
         self.alloc(cap);
-        for x in todo[..n].iter_mut() {
-            let s = *x as u32;
-            let h = hash_of(s);
-            *x = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
+        for i in 0..n {
+            if let Some(&ahead) = todo.get(i + KEYS_AHEAD) {
+                hash_of.prefetch(ahead as u32);
+            }
+            let s = todo[i] as u32;
+            let h = hash_of.hash(s);
+            todo[i] = (self.home(h) as u64) << 32 | self.cell(h, s) as u64;
         }
         // Placed in order of the home cell's top 8 bits, put there by one counting
         // pass: the writes go through memory in order, within a window of 1/256 of the
@@ -953,6 +992,59 @@ mod tests {
             bases.dedup();
             assert_eq!(bases.len(), 7, "shard {s}");
         }
+    }
+
+    /// A rebuild asks for each key it reads `KEYS_AHEAD` keys before (all but the
+    /// first ones): the hint is given, for the slots read, in the order they are read.
+    #[test]
+    fn a_rebuild_asks_for_its_keys_ahead() {
+        use super::{Keys, KEYS_AHEAD};
+        use std::cell::RefCell;
+        /// Keys that note what was asked for and what was read.
+        struct Noted {
+            asked: RefCell<Vec<u32>>,
+            read: RefCell<Vec<u32>>,
+        }
+        impl Keys for &Noted {
+            fn hash(&self, slot: u32) -> u64 {
+                self.read.borrow_mut().push(slot);
+                mix64(slot as u64)
+            }
+            fn prefetch(&self, slot: u32) {
+                self.asked.borrow_mut().push(slot);
+            }
+        }
+        let keys = Noted {
+            asked: RefCell::new(Vec::new()),
+            read: RefCell::new(Vec::new()),
+        };
+        let mut t = SlotTable::new(0);
+        let mut rebuilds = 0;
+        let mut sizes = t.sizes();
+        for slot in 0..5_000u32 {
+            keys.asked.borrow_mut().clear();
+            keys.read.borrow_mut().clear();
+            t.insert(mix64(slot as u64), slot, &keys);
+            let (asked, read) = (keys.asked.borrow(), keys.read.borrow());
+            if t.sizes() == sizes {
+                assert!(
+                    read.is_empty() && asked.is_empty(),
+                    "no rebuild, no key read"
+                );
+                continue;
+            }
+            sizes = t.sizes();
+            // The rebuilt shard's live slots (all but the one being inserted), read
+            // in slot order, each asked for before, `KEYS_AHEAD` reads ahead (a
+            // shard's first block reads none).
+            assert!(read.is_sorted(), "keys read in slot order");
+            let ahead = read.get(KEYS_AHEAD..).unwrap_or_default();
+            assert_eq!(ahead, &asked[..], "asked for ahead");
+            if !ahead.is_empty() {
+                rebuilds += 1;
+            }
+        }
+        assert!(rebuilds >= 3 * SHARDS, "{rebuilds} rebuilds of many keys");
     }
 
     /// The table against a vector of (key, slot), through inserts, removals and
