@@ -684,9 +684,10 @@ impl Shard {
     /// bitmap and the shorter sort cut their cost by a quarter.) The keys, one in a
     /// cache line of its own (the slots of one shard are an 8th of all), are asked for
     /// [`KEYS_AHEAD`] slots before they are read ([`Keys::prefetch`]): the rebuilds'
-    /// samples fell by 39 % at 3 M stored documents, the longest stretch of 64 calls
-    /// at 10 M from 97 to 51 ms, and `check_and_insert` at 10 M rose from 75–76 % to
-    /// 78 % of the sketching speed.
+    /// samples fell by 39 % at 3 M stored documents and the longest stretch of 64 calls
+    /// at 10 M from 91–97 to 51–54 ms; `check_and_insert` at 10 M measured 75–78 % of
+    /// the sketching speed in three runs, against 75–76 % before (the reference itself
+    /// moves by 4 % from run to run).
     fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Keys) {
         // The live slots in slot order: their keys are then read in memory order.
         let mut todo = live_slots(std::slice::from_ref(self));
