@@ -90,7 +90,7 @@ impl Ids {
         let s = slot as usize;
         if s < self.len() {
             let start = if s == 0 { 0 } else { self.end(s - 1) };
-            super::table::prefetch_bytes(&self.text.as_bytes()[start.min(self.text.len())..]);
+            super::table::prefetch_bytes(&self.text.as_bytes()[start..]);
         }
     }
 }

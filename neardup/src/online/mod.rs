@@ -220,8 +220,9 @@ fn stored_exact_hash(sketches: &Sketches) -> impl table::Keys + Sync + '_ {
     table::Prefetched(
         move |s| exact_hash(sketches.get(s as usize).exact),
         move |s| {
-            let e = &sketches.exact_fingerprints()[s as usize..][..1];
-            table::prefetch_bytes(bytemuck::cast_slice(e))
+            table::prefetch_bytes(bytemuck::bytes_of(
+                &sketches.exact_fingerprints()[s as usize],
+            ))
         },
     )
 }

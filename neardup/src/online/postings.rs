@@ -74,7 +74,7 @@ impl SlotLists {
         let h = key_hash(j, v);
         let hash_of = Prefetched(
             |s: u32| key_hash(j, sk.supershingles(s as usize)[j]),
-            |s: u32| prefetch_bytes(bytemuck::cast_slice(&sk.supershingles(s as usize)[j..=j])),
+            |s: u32| prefetch_bytes(bytemuck::bytes_of(&sk.supershingles(s as usize)[j])),
         );
         if let Some(w) = walked.filter(|w| w.members < max_bucket) {
             self.table.insert_at(w.end, h, slot, hash_of);
