@@ -54,7 +54,7 @@ pub use state::SyncPolicy;
 /// the API.
 #[doc(hidden)]
 pub mod bench_support {
-    use super::table::SlotTable;
+    use super::table::{Scratch, SlotTable};
     use crate::sketch::hash::mix64;
 
     /// A table of `n` entries, slot `s` under the hash `mix64(s)`, grown one insert at
@@ -64,9 +64,9 @@ pub mod bench_support {
     impl LookupTable {
         /// The table of `n` entries.
         pub fn new(n: u32) -> Self {
-            let mut t = SlotTable::default();
+            let (mut t, mut scratch) = (SlotTable::default(), Scratch::default());
             for s in 0..n {
-                t.insert(mix64(s as u64), s, |s| mix64(s as u64));
+                t.insert(mix64(s as u64), s, |s| mix64(s as u64), &mut scratch);
             }
             LookupTable(t)
         }
@@ -193,6 +193,8 @@ struct State {
     log: Option<state::Log>,
     /// Scratch for [`Walked`], kept between documents.
     walked: Walked,
+    /// The tables' rebuilds work in it.
+    scratch: table::Scratch,
 }
 
 /// Where a check's walks of the tables ended, for the insert of the same document right
@@ -272,6 +274,7 @@ impl State {
             + self.by_id.bytes()
             + self.exact.bytes()
             + self.postings.bytes()
+            + self.scratch.bytes()
     }
 }
 
@@ -335,6 +338,7 @@ impl Deduper {
                 live: 0,
                 log: None,
                 walked: Walked::default(),
+                scratch: table::Scratch::default(),
             }),
         })
     }
@@ -513,11 +517,12 @@ impl Deduper {
             exact,
             sketches,
             postings,
+            scratch,
             ..
         } = st;
-        by_id.reserve(total, max_slot, stored_id_hash(ids));
-        exact.reserve(total, max_slot, stored_exact_hash(sketches));
-        postings.reserve(total, max_slot, sketches);
+        by_id.reserve(total, max_slot, stored_id_hash(ids), scratch);
+        exact.reserve(total, max_slot, stored_exact_hash(sketches), scratch);
+        postings.reserve(total, max_slot, sketches, scratch);
     }
 
     /// Stored documents.
@@ -712,6 +717,7 @@ impl Deduper {
             exact,
             sketches,
             postings,
+            scratch,
             ..
         } = st;
         let eh = exact_hash(p.sketch.exact);
@@ -721,14 +727,14 @@ impl Deduper {
                 exact: Some(exact_end),
                 postings: lists,
             }) => {
-                by_id.insert_at(*id_end, p.id_hash, slot, stored_id_hash(ids));
-                exact.insert_at(*exact_end, eh, slot, stored_exact_hash(sketches));
-                postings.push_at(slot, sketches, lists);
+                by_id.insert_at(*id_end, p.id_hash, slot, stored_id_hash(ids), scratch);
+                exact.insert_at(*exact_end, eh, slot, stored_exact_hash(sketches), scratch);
+                postings.push_at(slot, sketches, lists, scratch);
             }
             _ => {
-                by_id.insert(p.id_hash, slot, stored_id_hash(ids));
-                exact.insert(eh, slot, stored_exact_hash(sketches));
-                postings.push(slot, sketches);
+                by_id.insert(p.id_hash, slot, stored_id_hash(ids), scratch);
+                exact.insert(eh, slot, stored_exact_hash(sketches), scratch);
+                postings.push(slot, sketches, scratch);
             }
         }
         st.live += 1;

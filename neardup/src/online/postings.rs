@@ -18,7 +18,7 @@
 //!
 //! [`Supershingles::is_candidate`]: crate::candidates::CandidateGenerator::is_candidate
 
-use super::table::{prefetch_bytes, sorted_entries, Prefetched, RunEnd, SlotTable};
+use super::table::{prefetch_bytes, sorted_entries, Prefetched, RunEnd, Scratch, SlotTable};
 use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
@@ -61,6 +61,7 @@ impl SlotLists {
         sk: &Sketches,
         limits: BucketLimits,
         walked: Option<ListEnd>,
+        scratch: &mut Scratch,
     ) {
         let BucketLimits { max_bucket, window } = limits;
         let v = sk.supershingles(slot as usize)[j];
@@ -77,11 +78,14 @@ impl SlotLists {
             |s: u32| prefetch_bytes(bytemuck::bytes_of(&sk.supershingles(s as usize)[j])),
         );
         if let Some(w) = walked.filter(|w| w.members < max_bucket) {
-            self.table.insert_at(w.end, h, slot, hash_of);
+            self.table.insert_at(w.end, h, slot, hash_of, scratch);
             return;
         }
         let same = |s: u32| sk.supershingles(s as usize)[j] == v;
-        if self.table.insert_below(h, slot, max_bucket, same, hash_of) {
+        if self
+            .table
+            .insert_below(h, slot, max_bucket, same, hash_of, scratch)
+        {
             return;
         }
         // Past the limit: the list leaves the table for its bounded form.
@@ -165,28 +169,44 @@ impl Postings {
 
     /// Makes room in every slot's table for `total` entries with slots up to `max_slot`
     /// (see [`SlotTable::reserve`]).
-    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, sk: &Sketches) {
+    pub(super) fn reserve(
+        &mut self,
+        total: usize,
+        max_slot: u32,
+        sk: &Sketches,
+        scratch: &mut Scratch,
+    ) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.table.reserve(total, max_slot, |s| {
-                key_hash(j, sk.supershingles(s as usize)[j])
-            });
+            lists.table.reserve(
+                total,
+                max_slot,
+                |s| key_hash(j, sk.supershingles(s as usize)[j]),
+                scratch,
+            );
         }
     }
 
-    /// Appends the stored document `slot` (its sketch already in `sk`) to its lists.
-    pub(super) fn push(&mut self, slot: u32, sk: &Sketches) {
+    /// Appends the stored document `slot` (its sketch already in `sk`) to its lists; a
+    /// rebuild works in `scratch`.
+    pub(super) fn push(&mut self, slot: u32, sk: &Sketches, scratch: &mut Scratch) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.push(j, slot, sk, self.limits, None);
+            lists.push(j, slot, sk, self.limits, None, scratch);
         }
     }
 
     /// [`push`](Self::push), after [`members`](Self::members) of the same supershingles
     /// with nothing changed since, which gave `walked` (one per indexed slot, or none if
     /// the check stopped before the lists): a list in a table is not walked again.
-    pub(super) fn push_at(&mut self, slot: u32, sk: &Sketches, walked: &[Option<ListEnd>]) {
+    pub(super) fn push_at(
+        &mut self,
+        slot: u32,
+        sk: &Sketches,
+        walked: &[Option<ListEnd>],
+        scratch: &mut Scratch,
+    ) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
             let w = walked.get(j).copied().flatten();
-            lists.push(j, slot, sk, self.limits, w);
+            lists.push(j, slot, sk, self.limits, w, scratch);
         }
     }
 
@@ -280,7 +300,7 @@ impl Postings {
 
 #[cfg(test)]
 mod tests {
-    use super::Postings;
+    use super::{Postings, Scratch};
     use crate::candidates::BucketLimits;
     use crate::sketch::{Sketch, SketchConfig, Sketches};
 
@@ -289,6 +309,7 @@ mod tests {
     /// supershingles, so that lists grow past the limit.
     #[test]
     fn lists_equal_a_model() {
+        let mut sc = Scratch::default();
         let mut state = 7u64;
         let mut rnd = |n: u64| {
             state = state
@@ -322,12 +343,12 @@ mod tests {
             };
             sk.push(&s);
             if slot % 2 == 0 {
-                p.push(slot, &sk);
+                p.push(slot, &sk, &mut sc);
             } else {
                 // As a check followed by an insert: the walks' ends reused.
                 let (mut walked, mut seen) = (Vec::new(), Vec::new());
                 p.members(&s.supershingles, &sk, &mut seen, |w| walked.push(w));
-                p.push_at(slot, &sk, &walked);
+                p.push_at(slot, &sk, &walked, &mut sc);
             }
             live.push(true);
             for j in 0..indexed {
@@ -407,6 +428,7 @@ mod tests {
     /// the limit.
     #[test]
     fn bulk_building_equals_pushing() {
+        let mut sc = Scratch::default();
         let cfg = SketchConfig::default();
         let m = cfg.supershingles;
         let mut sk = Sketches::new(&cfg);
@@ -448,15 +470,15 @@ mod tests {
             let what = format!("limits {max_bucket} / {window}");
             let mut one = Postings::new(m, limits, 0);
             for slot in 0..3000 {
-                one.push(slot, &sk);
+                one.push(slot, &sk, &mut sc);
             }
             let mut bulk = Postings::new(m, limits, 0);
             bulk.build_all(0..3000, &sk, 3000);
             same(&one, &bulk, &sk, &what);
             // Both go on taking the documents stored after alike.
             for slot in 3000..3100 {
-                one.push(slot, &sk);
-                bulk.push(slot, &sk);
+                one.push(slot, &sk, &mut sc);
+                bulk.push(slot, &sk, &mut sc);
             }
             same(&one, &bulk, &sk, &format!("{what}, after more pushes"));
         }

@@ -38,7 +38,8 @@
 //! 8 and 79–81 % with one table (alternating runs; at 10 M, 72 %, 75 % and 76 %).
 //!
 //! The cells and a rebuild's buffers are mapped blocks ([`super::mapped`]), not the
-//! allocator's.
+//! allocator's; the buffers are kept from one rebuild to the next ([`Scratch`], one
+//! for all of a deduper's tables).
 
 use super::mapped::{counting_pass, radix_sort_by, Zeroed};
 
@@ -345,19 +346,26 @@ impl SlotTable {
     /// Makes room for `total` live entries with slots up to `max_slot`, so that inserting
     /// up to there rebuilds nothing (as hashes spread the entries over the shards; see
     /// [`per_shard`]): a shard that would grow or widen its slots before is rebuilt
-    /// now, once, to the smallest of its sizes that holds its share. `hash_of` as for
-    /// [`insert`](Self::insert).
-    pub(super) fn reserve(&mut self, total: usize, max_slot: u32, hash_of: impl Keys) {
+    /// now, once, to the smallest of its sizes that holds its share. `hash_of` and
+    /// `scratch` as for [`insert`](Self::insert).
+    pub(super) fn reserve(
+        &mut self,
+        total: usize,
+        max_slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) {
         let each = per_shard(total);
         for sh in &mut self.shards {
-            sh.reserve(each, max_slot, &hash_of);
+            sh.reserve(each, max_slot, &hash_of, scratch);
         }
     }
 
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
-    /// a rebuild (of the shard of `h`: only its slots are asked for).
-    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys) {
-        self.shards[shard_of(h)].insert(h, slot, hash_of);
+    /// a rebuild (of the shard of `h`: only its slots are asked for), which works in
+    /// `scratch`.
+    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys, scratch: &mut Scratch) {
+        self.shards[shard_of(h)].insert(h, slot, hash_of, scratch);
     }
 
     /// Adds `slot` under the hash `h`, as [`insert`](Self::insert) does, at `end`, where
@@ -370,8 +378,15 @@ impl SlotTable {
     /// a rebuild (a removal leaves a tombstone), and the shard's epoch tells a rebuild;
     /// so a free cell at `end` is still the first free cell of the run, where `insert`
     /// would put the entry.
-    pub(super) fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Keys) {
-        self.shards[shard_of(h)].insert_at(end, h, slot, hash_of);
+    pub(super) fn insert_at(
+        &mut self,
+        end: RunEnd,
+        h: u64,
+        slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) {
+        self.shards[shard_of(h)].insert_at(end, h, slot, hash_of, scratch);
     }
 
     /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
@@ -384,8 +399,9 @@ impl SlotTable {
         max: usize,
         is_same: impl FnMut(u32) -> bool,
         hash_of: impl Keys,
+        scratch: &mut Scratch,
     ) -> bool {
-        self.shards[shard_of(h)].insert_below(h, slot, max, is_same, hash_of)
+        self.shards[shard_of(h)].insert_below(h, slot, max, is_same, hash_of, scratch)
     }
 
     /// Takes `slot` (stored under the hash `h`) out; false when it is not there.
@@ -531,13 +547,13 @@ impl Shard {
 
     /// Makes room for one more entry and for `slot`: a rebuild when the table is full
     /// or `slot` is wider than its slots.
-    fn make_room(&mut self, slot: u32, hash_of: &impl Keys) {
+    fn make_room(&mut self, slot: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
         let bits = 32 - slot.leading_zeros();
         debug_assert!(bits <= MAX_SLOT_BITS, "slot {slot} past the table's widest");
         if bits > self.slot_bits {
-            self.rebuild(self.grown(), bits, hash_of);
+            self.rebuild(self.grown(), bits, hash_of, scratch);
         } else if (self.live + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.grown(), self.slot_bits, hash_of);
+            self.rebuild(self.grown(), self.slot_bits, hash_of, scratch);
         }
     }
 
@@ -549,22 +565,29 @@ impl Shard {
 
     /// Makes room for `total` live entries with slots up to `max_slot` (see
     /// [`SlotTable::reserve`]).
-    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: &impl Keys) {
+    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
         let bits = (32 - max_slot.leading_zeros()).max(self.slot_bits);
         let total = total.max(self.live);
         if bits > self.slot_bits || (total + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.cap_for(total), bits, hash_of);
+            self.rebuild(self.cap_for(total), bits, hash_of, scratch);
         }
     }
 
     /// See [`SlotTable::insert`].
-    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys) {
-        self.make_room(slot, &hash_of);
+    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys, scratch: &mut Scratch) {
+        self.make_room(slot, &hash_of, scratch);
         self.put(self.home(h), self.cell(h, slot));
     }
 
     /// See [`SlotTable::insert_at`].
-    fn insert_at(&mut self, end: RunEnd, h: u64, slot: u32, hash_of: impl Keys) {
+    fn insert_at(
+        &mut self,
+        end: RunEnd,
+        h: u64,
+        slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) {
         let room =
             slot >> self.slot_bits == 0 && (self.live + self.dead + 1) * 8 <= self.cells.len() * 7;
         if room
@@ -575,7 +598,7 @@ impl Shard {
             self.cells[end.at] = self.cell(h, slot);
             self.live += 1;
         } else {
-            self.insert(h, slot, hash_of);
+            self.insert(h, slot, hash_of, scratch);
         }
     }
 
@@ -587,8 +610,9 @@ impl Shard {
         max: usize,
         mut is_same: impl FnMut(u32) -> bool,
         hash_of: impl Keys,
+        scratch: &mut Scratch,
     ) -> bool {
-        self.make_room(slot, &hash_of);
+        self.make_room(slot, &hash_of, scratch);
         let cap = self.cells.len();
         let (tag, bits) = (self.tag_of(h), self.slot_bits);
         let mask = (1u32 << bits) - 1;
@@ -679,8 +703,8 @@ impl Shard {
     /// put in order (through a bitmap of the slots, or a radix sort when the slots are
     /// sparse), their keys hashed in that order (the order the stored documents lie
     /// in), the new cells put in order of the top 8 bits of their home cell (one
-    /// counting pass) and placed in that order. It holds 8 bytes per entry twice
-    /// meanwhile. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
+    /// counting pass) and placed in that order. It works in `scratch`, 8 bytes per
+    /// entry twice, the bitmap in the second block before the cells. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
     /// bitmap and the shorter sort cut their cost by a quarter.) The keys, one in a
     /// cache line of its own (the slots of one shard are an 8th of all), are asked for
     /// [`KEYS_AHEAD`] slots before they are read ([`Keys::prefetch`]): the rebuilds'
@@ -688,10 +712,12 @@ impl Shard {
     /// at 10 M from 91–97 to 51–54 ms; `check_and_insert` at 10 M measured 75–78 % of
     /// the sketching speed in three runs, against 75–76 % before (the reference itself
     /// moves by 4 % from run to run).
-    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Keys) {
+    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
+        let n = self.live;
+        let (todo, placed) = scratch.blocks(n);
         // The live slots in slot order: their keys are then read in memory order.
-        let mut todo = live_slots(std::slice::from_ref(self));
-        let n = todo.len();
+        live_slots_into(std::slice::from_ref(self), todo, Some(placed));
+        let todo = &mut todo[..n];
         drop(std::mem::take(&mut self.cells));
         self.slot_bits = bits;
         self.alloc(cap);
@@ -712,17 +738,42 @@ impl Shard {
         // 10 M).
         let home_bits = usize::BITS - (self.cells.len() - 1).leading_zeros();
         let skip = 32 + home_bits.saturating_sub(PLACE_BITS);
-        let mut placed = Zeroed::<u64>::new(n);
-        counting_pass(
-            &todo[..n],
-            &mut placed,
-            1 << home_bits.min(PLACE_BITS),
-            |&x| (x >> skip) as usize,
-        );
-        drop(todo);
+        let placed = &mut placed[..n];
+        counting_pass(todo, placed, 1 << home_bits.min(PLACE_BITS), |&x| {
+            (x >> skip) as usize
+        });
         for &x in placed.iter() {
             self.put((x >> 32) as usize, x as u32);
         }
+    }
+}
+
+/// The blocks a rebuild works in, 8 bytes per entry twice, kept between rebuilds by the
+/// tables' owner (one for all its tables: one rebuild runs at a time). A block mapped
+/// afresh for each rebuild had its pages faulted in and zeroed by the system every
+/// time: at 10 M stored documents, 1.4 % of the time of `check_and_insert` went to
+/// those faults. A block grows to twice the entries of the biggest rebuild yet; the
+/// pages past what a rebuild touched are never resident. What a block holds between
+/// rebuilds means nothing.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    todo: Zeroed<u64>,
+    placed: Zeroed<u64>,
+}
+
+impl Scratch {
+    /// Two blocks of at least `n + 1` values each.
+    fn blocks(&mut self, n: usize) -> (&mut [u64], &mut [u64]) {
+        if self.todo.len() <= n {
+            self.todo = Zeroed::new(2 * n + 1);
+            self.placed = Zeroed::new(2 * n + 1);
+        }
+        (&mut self.todo, &mut self.placed)
+    }
+
+    /// Bytes held (at capacity).
+    pub(super) fn bytes(&self) -> usize {
+        8 * (self.todo.len() + self.placed.len())
     }
 }
 
@@ -730,6 +781,15 @@ impl Shard {
 /// passes, no key looked at): through a bitmap of the slots when it is no bigger than
 /// the entries, else a radix sort. Holds 8 bytes per entry.
 fn live_slots(shards: &[Shard]) -> Zeroed<u64> {
+    let mut todo = Zeroed::<u64>::new(shards.iter().map(|sh| sh.live).sum());
+    live_slots_into(shards, &mut todo, None);
+    todo
+}
+
+/// [`live_slots`] into the first entries of `todo` (as many as the live entries or
+/// more); the bitmap in `spare` if given (one longer than the live entries or more,
+/// its values overwritten), else in a block of its own.
+fn live_slots_into(shards: &[Shard], todo: &mut [u64], spare: Option<&mut [u64]>) {
     let live = || {
         shards.iter().flat_map(|sh| {
             let (bits, mask) = (sh.slot_bits, (1u32 << sh.slot_bits) - 1);
@@ -746,10 +806,20 @@ fn live_slots(shards: &[Shard]) -> Zeroed<u64> {
         .max()
         .unwrap_or(MIN_SLOT_BITS);
     let max = live().max().unwrap_or(0) as usize;
-    let mut todo = Zeroed::<u64>::new(count);
     let mut n = 0;
     if max / 64 <= count {
-        let mut bitmap = Zeroed::<u64>::new(max / 64 + 1);
+        let mut own;
+        let bitmap = match spare {
+            Some(spare) => {
+                let b = &mut spare[..max / 64 + 1];
+                b.fill(0);
+                b
+            }
+            None => {
+                own = Zeroed::<u64>::new(max / 64 + 1);
+                &mut own[..]
+            }
+        };
         for s in live() {
             bitmap[s as usize / 64] |= 1 << (s % 64);
         }
@@ -769,7 +839,6 @@ fn live_slots(shards: &[Shard]) -> Zeroed<u64> {
         radix_sort_by(&mut todo[..n], bits, |&x| x);
     }
     debug_assert_eq!(n, count, "the live count is the live cells'");
-    todo
 }
 
 /// The leading bits of the home cell a rebuild orders the new cells by.
@@ -777,7 +846,7 @@ const PLACE_BITS: u32 = 8;
 
 #[cfg(test)]
 mod tests {
-    use super::{scan8, scan8_scalar, sorted_entries, SlotTable, EMPTY, SCAN, SHARDS};
+    use super::{scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, EMPTY, SCAN, SHARDS};
     use crate::sketch::hash::mix64;
 
     /// `scan8` against its loop, on cells free, dead, matching in their high bits or
@@ -815,12 +884,13 @@ mod tests {
     /// keys' cells match), at low and high load.
     #[test]
     fn lookups_equal_the_one_cell_loop() {
+        let mut sc = Scratch::default();
         for (keys, slots, bits) in [(50u64, 60u32, 24u32), (7, 300, 24), (1000, 5000, 30)] {
             let key = |s: u32| mix64(s as u64 * 31 + 1) % keys;
             let hash = |k: u64| mix64(k ^ 0xabc);
             let mut t = SlotTable::with_slot_bits(bits);
             for slot in 0..slots {
-                t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+                t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
                 if slot % 3 == 2 {
                     let victim = slot - 1 - (mix64(slot as u64) % 2) as u32;
                     t.remove(hash(key(victim)), victim);
@@ -858,12 +928,13 @@ mod tests {
     /// against the live slots kept aside.
     #[test]
     fn lookups_equal_a_scan_with_sparse_slots() {
+        let mut sc = Scratch::default();
         let key = |s: u32| (s % 37) as u64;
         let hash = |k: u64| mix64(k);
         let mut t = SlotTable::default();
         let mut live: Vec<u32> = Vec::new();
         for slot in 0..20_000u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
             live.push(slot);
             if live.len() > 40 {
                 let victim = live.swap_remove((mix64(slot as u64) % 40) as usize);
@@ -893,22 +964,23 @@ mod tests {
     /// entries that hashes spread.)
     #[test]
     fn a_reserve_rebuilds_once_and_loses_nothing() {
+        let mut sc = Scratch::default();
         let key = |s: u32| (s % 40_000) as u64;
         let hash = |k: u64| mix64(k);
         let mut t = SlotTable::with_slot_bits(4);
         for slot in 0..100u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
         }
-        t.reserve(50_000, 49_999, |s| hash(key(s)));
+        t.reserve(50_000, 49_999, |s| hash(key(s)), &mut sc);
         let (cells, bits) = (t.sizes(), t.slot_bits());
         assert!(bits >= 16, "slots widened for 49,999: {bits} bits");
         for slot in 100..50_000u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)));
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
             assert_eq!(t.sizes(), cells, "rebuilt at slot {slot}");
         }
         assert_eq!(t.slot_bits(), bits);
         // A smaller reserve does nothing.
-        t.reserve(10, 9, |s| hash(key(s)));
+        t.reserve(10, 9, |s| hash(key(s)), &mut sc);
         assert_eq!(t.sizes(), cells);
         for k in (0..40_000u64).step_by(7) {
             let mut got = Vec::new();
@@ -932,6 +1004,7 @@ mod tests {
     /// count, and every entry is found.
     #[test]
     fn shards_grow_one_at_a_time_and_lose_nothing() {
+        let mut sc = Scratch::default();
         let hash = |s: u32| mix64(s as u64 ^ 0x5eed);
         let mut t = SlotTable::new(3);
         let n = 400_000u32;
@@ -940,7 +1013,7 @@ mod tests {
         let mut rebuilt: Vec<u32> = Vec::new();
         let mut bytes_per_entry: Vec<f64> = Vec::new();
         for slot in 0..n {
-            t.insert(hash(slot), slot, hash);
+            t.insert(hash(slot), slot, hash, &mut sc);
             let now = t.sizes();
             if now != sizes {
                 let changed = now.iter().zip(&sizes).filter(|(a, b)| a != b).count();
@@ -995,10 +1068,39 @@ mod tests {
         }
     }
 
+    /// Rebuilds in blocks left over from other rebuilds (and from other tables) make
+    /// the same cells as rebuilds in fresh, zeroed blocks: whatever a kept block holds
+    /// is overwritten before it is read. One table is grown with a scratch whose
+    /// blocks are filled with ones before every insert, sparse slots among them (the
+    /// radix sort's way), the other with a fresh scratch each time.
+    #[test]
+    fn a_kept_scratch_makes_the_same_tables_as_fresh_blocks() {
+        let hash = |s: u32| mix64(s as u64 ^ 0xb10c);
+        // Dense slots, then sparse ones (every 97th: the bitmap is then larger than
+        // the entries and the live slots are radix-sorted).
+        let slots: Vec<u32> = (0..30_000).chain((30_000..3_000_000).step_by(97)).collect();
+        let (mut kept, mut fresh) = (SlotTable::new(1), SlotTable::new(1));
+        let mut sc = Scratch::default();
+        for (i, &slot) in slots.iter().enumerate() {
+            if i % 1000 == 0 {
+                sc.todo.fill(u64::MAX);
+                sc.placed.fill(u64::MAX);
+            }
+            kept.insert(hash(slot), slot, hash, &mut sc);
+            fresh.insert(hash(slot), slot, hash, &mut Scratch::default());
+        }
+        assert!(sc.bytes() > 0, "the rebuilds worked in the kept scratch");
+        for (a, b) in kept.shards.iter().zip(&fresh.shards) {
+            assert_eq!(a.cells[..], b.cells[..]);
+            assert_eq!((a.live, a.slot_bits), (b.live, b.slot_bits));
+        }
+    }
+
     /// A rebuild asks for each key it reads `KEYS_AHEAD` keys before (all but the
     /// first ones): the hint is given, for the slots read, in the order they are read.
     #[test]
     fn a_rebuild_asks_for_its_keys_ahead() {
+        let mut sc = Scratch::default();
         use super::{Keys, KEYS_AHEAD};
         use std::cell::RefCell;
         /// Keys that note what was asked for and what was read.
@@ -1025,7 +1127,7 @@ mod tests {
         for slot in 0..5_000u32 {
             keys.asked.borrow_mut().clear();
             keys.read.borrow_mut().clear();
-            t.insert(mix64(slot as u64), slot, &keys);
+            t.insert(mix64(slot as u64), slot, &keys, &mut sc);
             let (asked, read) = (keys.asked.borrow(), keys.read.borrow());
             if t.sizes() == sizes {
                 assert!(
@@ -1060,6 +1162,7 @@ mod tests {
     }
 
     fn lookups_equal_a_scan_with(bits: u32) {
+        let mut sc = Scratch::default();
         let mut state = 11u64;
         let mut rnd = |n: u64| {
             state = mix64(state.wrapping_add(1));
@@ -1076,7 +1179,7 @@ mod tests {
                 live.push(true);
                 let keys = key_of.clone();
                 if slot % 2 == 0 {
-                    t.insert(hash(k), slot, |s| hash(keys[s as usize]));
+                    t.insert(hash(k), slot, |s| hash(keys[s as usize]), &mut sc);
                 } else {
                     // A lookup, then the insert at its end; between them sometimes a
                     // removal (a tombstone in the run) or a rebuild (the end is stale).
@@ -1088,9 +1191,9 @@ mod tests {
                         live[victim as usize] = false;
                     }
                     if rnd(7) == 0 {
-                        t.reserve(2 * t.len() + 64, slot, |s| hash(keys[s as usize]));
+                        t.reserve(2 * t.len() + 64, slot, |s| hash(keys[s as usize]), &mut sc);
                     }
-                    t.insert_at(end, hash(k), slot, |s| hash(keys[s as usize]));
+                    t.insert_at(end, hash(k), slot, |s| hash(keys[s as usize]), &mut sc);
                 }
                 if rnd(3) == 0 {
                     let victim = rnd(slot as u64 + 1) as u32;
