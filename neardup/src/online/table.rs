@@ -318,9 +318,14 @@ impl SlotTable {
         self.shards.iter().map(|s| 4 * s.cells.len()).sum()
     }
 
-    /// Starts loading the home cell of the hash `h` into the cache (a hint, no effect
-    /// on results): a check touches seven tables at random places, and the loads
-    /// overlap when they are all asked for first.
+    /// Starts loading the cells a lookup of the hash `h` scans first into the cache (a
+    /// hint, no effect on results): a check touches seven tables at random places, and
+    /// the loads overlap when they are all asked for first. The first scan reads
+    /// [`SCAN`] cells from the home cell, 32 bytes that lie across two cache lines
+    /// when the home is past the middle of its line (7 homes in 16), so the line of
+    /// the last one is asked for too: at N = 13.36 M with the log, two alternating
+    /// runs each, 79.5 and 78.8 % of the sketching speed against 76.5 and 78.3 %; at
+    /// 3 M, no difference.
     #[inline]
     pub(super) fn prefetch(&self, h: u64) {
         self.shards[shard_of(h)].prefetch(h);
@@ -488,8 +493,12 @@ impl Shard {
         if !self.cells.is_empty() {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let i = self.home(h);
-            // SAFETY: a prefetch has no effect on memory; the address is in bounds.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i).cast()) };
+            let last = (i + SCAN - 1).min(self.cells.len() - 1);
+            // SAFETY: a prefetch has no effect on memory; the addresses are in bounds.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i).cast());
+                _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(last).cast());
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
