@@ -1109,9 +1109,9 @@ mod tests {
     /// first ones): the hint is given, for the slots read, in the order they are read.
     #[test]
     fn a_rebuild_asks_for_its_keys_ahead() {
-        let mut sc = Scratch::default();
         use super::{Keys, KEYS_AHEAD};
         use std::cell::RefCell;
+        let mut sc = Scratch::default();
         /// Keys that note what was asked for and what was read.
         struct Noted {
             asked: RefCell<Vec<u32>>,
