@@ -713,8 +713,9 @@ impl Shard {
     /// sparse), their keys hashed in that order (the order the stored documents lie
     /// in), the new cells put in order of the top 8 bits of their home cell (one
     /// counting pass) and placed in that order. It works in `scratch`, 8 bytes per
-    /// entry twice, the bitmap in the second block before the cells. (Rebuilds were about a fifth of `check_and_insert`'s own work; the
-    /// bitmap and the shorter sort cut their cost by a quarter.) The keys, one in a
+    /// entry twice (the bitmap lies in the second block until the sorted cells take
+    /// it). (Rebuilds were about a fifth of `check_and_insert`'s own work; the bitmap
+    /// and the shorter sort cut their cost by a quarter.) The keys, one in a
     /// cache line of its own (the slots of one shard are an 8th of all), are asked for
     /// [`KEYS_AHEAD`] slots before they are read ([`Keys::prefetch`]): the rebuilds'
     /// samples fell by 39 % at 3 M stored documents and the longest stretch of 64 calls
@@ -760,8 +761,9 @@ impl Shard {
 /// The blocks a rebuild works in, 8 bytes per entry twice, kept between rebuilds by the
 /// tables' owner (one for all its tables: one rebuild runs at a time). A block mapped
 /// afresh for each rebuild had its pages faulted in and zeroed by the system every
-/// time: at 10 M stored documents, 1.4 % of the time of `check_and_insert` went to
-/// those faults. A block grows to twice the entries of the biggest rebuild yet; the
+/// time: at 10 M stored documents, those faults took as long as 1.4 % of the
+/// sketching of the same documents (a profile's samples under `check_and_insert`
+/// against a batch run's). A block grows to twice the entries of the biggest rebuild yet; the
 /// pages past what a rebuild touched are never resident. What a block holds between
 /// rebuilds means nothing.
 #[derive(Debug, Default)]
