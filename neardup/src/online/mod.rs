@@ -747,7 +747,7 @@ impl Deduper {
         let e = p.sketch.exact;
         let mut first: Option<u32> = None;
         let end = st.exact.candidates(exact_hash(e), |s| {
-            if st.sketches.get(s as usize).exact == e && first.is_none_or(|f| s < f) {
+            if st.sketches.exact_fingerprints()[s as usize] == e && first.is_none_or(|f| s < f) {
                 first = Some(s);
             }
         });
