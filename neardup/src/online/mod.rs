@@ -220,7 +220,7 @@ fn stored_id_hash(ids: &ids::Ids) -> impl table::Keys + Sync + '_ {
 /// The exact fingerprints' table key of a stored slot.
 fn stored_exact_hash(sketches: &Sketches) -> impl table::Keys + Sync + '_ {
     table::Prefetched(
-        move |s| exact_hash(sketches.get(s as usize).exact),
+        move |s| exact_hash(sketches.exact_fingerprints()[s as usize]),
         move |s| {
             table::prefetch_bytes(bytemuck::bytes_of(
                 &sketches.exact_fingerprints()[s as usize],
@@ -630,7 +630,7 @@ impl Deduper {
         st.prefetch(&p);
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         if let Some(slot) = old {
-            if st.sketches.get(slot as usize).exact == p.sketch.exact {
+            if st.sketches.exact_fingerprints()[slot as usize] == p.sketch.exact {
                 return Ok(Verdict::New);
             }
         }
@@ -681,7 +681,7 @@ impl Deduper {
         st.live -= 1;
         let h = id_hash(st.id(slot));
         st.by_id.remove(h, slot);
-        let e = st.sketches.get(slot as usize).exact;
+        let e = st.sketches.exact_fingerprints()[slot as usize];
         st.exact.remove(exact_hash(e), slot);
         st.postings.remove(slot, &st.sketches);
     }
