@@ -12,7 +12,9 @@
 # * the whole CLI job, `neardup dedup corpus.jsonl -o kept.jsonl` (reading, JSON
 #   parsing, both stages, clusters, writing the kept records to a new file): wall clock
 #   of the process, best of REPEAT, with 2 threads and with 1 (the scaling), and with 2
-#   threads writing over the previous run's output;
+#   threads writing over the previous run's output; again without -o on 1 and 2
+#   threads (the computation's scaling), and each run split into the pipeline (the
+#   report's total) and the rest (output written and synced, exit);
 # * the library on the corpus already in memory (examples/dedup_in_memory.rs), which
 #   is how peers.py times the peers (it loads the texts first);
 # * sketching alone on one thread, text and HTML in memory (examples/sketch_stages.rs).
