@@ -166,3 +166,36 @@ fn a_killed_stream_reopens_with_what_it_acknowledged() {
         assert!(probed.iter().all(|v| v.contains("\"exact\"")), "{probed:?}");
     }
 }
+
+/// A line longer than the record cap (`--max-document-bytes` doubled, plus 1 MiB) is
+/// rejected as too large without being parsed, and the stream goes on: blank lines are
+/// skipped and `\r\n` ends cut, as `dedup` reads a JSONL file.
+#[test]
+fn a_line_past_the_cap_is_rejected_and_the_stream_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = corpus(dir.path());
+    let cap = 2 * 1000 + (1 << 20);
+    let huge = format!(r#"{{"id": "huge", "text": "{}"}}"#, "word ".repeat(cap / 5));
+    assert!(huge.len() + 1 > cap);
+    let mut input: Vec<String> = lines[..10].to_vec();
+    input.push(huge);
+    input.push(String::new());
+    input.push(format!("{}\r", lines[10]));
+    input.extend_from_slice(&lines[11..20]);
+    let got = stream_with(&input, None, &["--max-document-bytes", "1000"]);
+    let want = stream_with(&lines[..20], None, &["--max-document-bytes", "1000"]);
+    assert_eq!(got.len(), 21, "{got:?}");
+    let v: serde_json::Value = serde_json::from_str(&got[10]).unwrap();
+    assert_eq!(v["verdict"], "rejected");
+    assert!(v["id"].is_null());
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "record too large: {} bytes > {cap}",
+            cap / 5 * 5 + 27
+        )),
+        "{reason}"
+    );
+    assert_eq!(got[..10], want[..10]);
+    assert_eq!(got[11..], want[10..]);
+}

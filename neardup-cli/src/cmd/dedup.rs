@@ -190,13 +190,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         let start = std::time::Instant::now();
         let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
             .defer_parsing(true)
-            .max_record_bytes(
-                params
-                    .max_document_bytes
-                    .unwrap_or(64 << 20)
-                    .saturating_mul(2)
-                    .saturating_add(1 << 20),
-            );
+            .max_record_bytes(params.max_record_bytes());
         let b = pipeline.learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)?;
         let seconds = start.elapsed().as_secs_f64();
         let b = Arc::new(b);
@@ -204,12 +198,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         boilerplate = Some((b, seconds));
     }
     let mut fatal = None;
-    // JSON escapes can double a body's size; the pipeline checks the decoded body.
-    let max_record = params
-        .max_document_bytes
-        .unwrap_or(64 << 20)
-        .saturating_mul(2)
-        .saturating_add(1 << 20);
+    let max_record = params.max_record_bytes();
     let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
         .defer_parsing(true)
         .max_record_bytes(max_record);

@@ -4,11 +4,11 @@
 use crate::config::{FieldArgs, Params};
 use anyhow::{bail, Result};
 use clap::Args;
-use neardup::io::parse_json_record;
+use neardup::io::{parse_json_record, JsonlLine, JsonlLines};
 use neardup::online::SyncPolicy;
-use neardup::{Deduper, Verdict};
+use neardup::{Deduper, RejectReason, Verdict};
 use serde::Serialize;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -93,30 +93,35 @@ pub fn stream(args: StreamArgs) -> Result<()> {
             .and_then(|s| s.strip_prefix("field:"))
             .map(str::to_owned),
     );
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    // The lines as `dedup` reads a JSONL input (blank lines skipped, `\r\n` ends cut);
+    // one longer than the record cap is read to its end without being held and
+    // rejected, so a runaway line does not take the process's memory.
+    let cap = params.max_record_bytes();
+    let mut lines = JsonlLines::from_read(Box::new(std::io::stdin()), cap);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut line = Vec::new();
-    let mut at = 0u64;
     let mut changes = 0u64;
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        at += 1;
-        while line.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
-            line.pop();
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let (id, verdict) = match parse_json_record(&line, &fields, "stdin", at) {
-            Err(rej) => (rej.id, Verdict::Rejected { reason: rej.reason }),
-            Ok(doc) => {
-                let v = d.check_and_insert(&doc)?;
-                (Some(doc.id), v)
+    while let Some(line) = lines.next() {
+        let (id, verdict) = match line {
+            JsonlLine::Record { at, bytes } => match parse_json_record(bytes, &fields, "stdin", at)
+            {
+                Err(rej) => (rej.id, Verdict::Rejected { reason: rej.reason }),
+                Ok(doc) => {
+                    let v = d.check_and_insert(&doc)?;
+                    (Some(doc.id), v)
+                }
+            },
+            JsonlLine::TooLarge { bytes, .. } => (
+                None,
+                Verdict::Rejected {
+                    reason: RejectReason::RecordTooLarge {
+                        bytes,
+                        max: cap as u64,
+                    },
+                },
+            ),
+            JsonlLine::Unreadable { at, error } => {
+                bail!("reading standard input, line {at}: {error}")
             }
         };
         if verdict == Verdict::New {
