@@ -159,3 +159,101 @@ fn a_100_mb_document_is_rejected_by_the_size_cap_without_being_held() {
         "{rejects:?}"
     );
 }
+
+/// A WARC record whose block is past the record cap, and a file of a directory input
+/// past it, are read through (or not at all) without being held, and rejected as too
+/// large; the records after them are read as usual, and a WARC header line without an
+/// end makes the input malformed instead of being read whole into a line.
+#[test]
+fn warc_records_and_files_past_the_record_cap_are_rejected_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    // `--max-document-bytes 1000`: the record cap is 2 × 1000 + 1 MiB.
+    let cap = 2 * 1000 + (1u64 << 20);
+    let big_html = format!(
+        "<html><body><p>{}</p></body></html>",
+        "many words here ".repeat(80_000)
+    );
+    assert!(big_html.len() as u64 > cap);
+    let record = |id: &str, html: &str| {
+        let payload = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{html}");
+        format!(
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <{id}>\r\nContent-Length: {}\r\n\r\n{payload}\r\n\r\n",
+            payload.len()
+        )
+    };
+    let small = |w: &str| {
+        format!(
+            "<html><body><p>{}</p></body></html>",
+            format!("{w} text of a small page ").repeat(20)
+        )
+    };
+    let warc = [
+        record("first", &small("alpha")),
+        record("huge", &big_html),
+        record("after", &small("omega")),
+    ]
+    .concat();
+    std::fs::write(dir.path().join("c.warc"), &warc).unwrap();
+    let (report, rejects, _) = run(
+        dir.path(),
+        &["dedup", "c.warc", "--max-document-bytes", "1000"],
+    );
+    let a = &report["accounting"];
+    assert_eq!(
+        (
+            a["read"].as_u64(),
+            a["kept"].as_u64(),
+            a["rejected"].as_u64()
+        ),
+        (Some(3), Some(2), Some(1)),
+        "{a}"
+    );
+    let huge_len = big_html.len() + "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".len();
+    assert_eq!(
+        rejects["huge"],
+        format!("record too large: {huge_len} bytes > {cap} (max record size)")
+    );
+
+    // A header line without an end: malformed from there on, one rejection.
+    let mut bad = record("first", &small("alpha")).into_bytes();
+    bad.extend_from_slice(b"WARC/1.0\r\nWARC-Type: response\r\nX-Junk: ");
+    bad.extend(std::iter::repeat_n(b'x', 3 << 20));
+    std::fs::write(dir.path().join("bad.warc"), &bad).unwrap();
+    let (report, rejects, _) = run(dir.path(), &["dedup", "bad.warc"]);
+    assert_eq!(report["accounting"]["kept"], 1);
+    assert_eq!(report["accounting"]["rejected"], 1);
+    assert!(
+        rejects
+            .values()
+            .any(|r| r.contains("a WARC header line longer than 1048576 bytes")),
+        "{rejects:?}"
+    );
+
+    // A directory input: the big file is rejected by its length, unread.
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.html"), small("alpha")).unwrap();
+    std::fs::write(docs.join("b.html"), &big_html).unwrap();
+    std::fs::write(docs.join("c.html"), small("omega")).unwrap();
+    let (report, rejects, _) = run(
+        dir.path(),
+        &["dedup", "docs", "--max-document-bytes", "1000"],
+    );
+    let a = &report["accounting"];
+    assert_eq!(
+        (
+            a["read"].as_u64(),
+            a["kept"].as_u64(),
+            a["rejected"].as_u64()
+        ),
+        (Some(3), Some(2), Some(1)),
+        "{a}"
+    );
+    assert_eq!(
+        rejects["b.html"],
+        format!(
+            "record too large: {} bytes > {cap} (max record size)",
+            big_html.len()
+        )
+    );
+}

@@ -321,8 +321,9 @@ impl Reader {
         self.counter.clone()
     }
 
-    /// A JSONL line or WARC record longer than this is skipped without being held in
-    /// memory and rejected ("record too large"). By default 256 MiB.
+    /// A JSONL line, WARC record block or file of a directory input longer than this
+    /// is skipped without being held in memory and rejected ("record too large"). By
+    /// default 256 MiB.
     pub fn max_record_bytes(mut self, n: usize) -> Self {
         self.max_record_bytes = n.max(1);
         self
@@ -499,14 +500,15 @@ impl Reader {
                 return Ok(None);
             };
             let at = *offset;
-            match read_warc_record(r, offset) {
+            let max = self.max_record_bytes as u64;
+            match read_warc_record(r, offset, max) {
                 Ok(None) => return Ok(None),
                 Ok(Some(rec)) => {
                     if !rec.rtype.eq_ignore_ascii_case("response") {
                         continue;
                     }
                     let source = self.inputs[self.current].name.clone();
-                    return match warc_document(rec, at, &source) {
+                    return match warc_document(rec, at, &source, max) {
                         Ok(doc) => Ok(Some(RawRecord {
                             position: Position {
                                 input: self.current,
@@ -558,14 +560,19 @@ impl Reader {
         };
         *next += 1;
         let at = *next as u64;
-        let doc = match std::fs::read(&path) {
+        let max = self.max_record_bytes as u64;
+        let doc = match read_file_capped(&path, max) {
             Err(e) => Err(Rejection {
                 id: Some(rel.clone()),
                 reason: RejectReason::CannotReadFile {
                     error: e.to_string(),
                 },
             }),
-            Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(Err(bytes)) => Err(Rejection {
+                id: Some(rel.clone()),
+                reason: RejectReason::RecordTooLarge { bytes, max },
+            }),
+            Ok(Ok(bytes)) => match String::from_utf8(bytes) {
                 Err(_) => Err(Rejection {
                     id: Some(rel.clone()),
                     reason: RejectReason::InvalidUtf8 { at_byte: None },
@@ -617,6 +624,20 @@ impl Iterator for Reader {
         }
         r
     }
+}
+
+/// The bytes of the file at `path`, or its length when that is past `max` (then read
+/// no further than `max + 1` bytes: a file that grows while it is read is cut there).
+fn read_file_capped(path: &std::path::Path, max: u64) -> std::io::Result<Result<Vec<u8>, u64>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    if len > max {
+        return Ok(Err(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    let got = f.take(max + 1).read_to_end(&mut bytes)? as u64;
+    Ok(if got > max { Err(got) } else { Ok(bytes) })
 }
 
 /// Default of [`Reader::max_record_bytes`].
