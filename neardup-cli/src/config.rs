@@ -177,17 +177,6 @@ impl Params {
         toml::from_str(text).map_err(|e| Error::Config(format!("invalid configuration: {e}")))
     }
 
-    /// The longest JSONL line read as a record, newline included: twice the maximum
-    /// body (JSON escapes can double a body's size; the pipeline checks the decoded
-    /// body) and 1 MiB for the other fields. A longer line is rejected unread
-    /// (`record_too_large`), so one line never takes more memory than this.
-    pub fn max_record_bytes(&self) -> usize {
-        self.max_document_bytes
-            .unwrap_or(64 << 20)
-            .saturating_mul(2)
-            .saturating_add(1 << 20)
-    }
-
     /// Fills unset fields from the config file.
     pub fn merged(mut self) -> Result<Params> {
         let Some(path) = self.config.clone() else {

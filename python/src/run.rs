@@ -602,12 +602,7 @@ pub fn dedup_file(
     let mut pipeline = p.build(progress, &failure)?;
     let fields = p.extras.fields.clone();
     let strict = p.extras.strict;
-    let max_record = p
-        .params
-        .max_document_bytes
-        .unwrap_or(64 << 20)
-        .saturating_mul(2)
-        .saturating_add(1 << 20);
+    let max_record = pipeline.max_record_bytes();
     let bp = p.boilerplate()?;
     let result = without_gil(py, move || {
         let parse = |rec: neardup::io::RawRecord| {

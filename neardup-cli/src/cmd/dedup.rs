@@ -190,7 +190,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         let start = std::time::Instant::now();
         let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
             .defer_parsing(true)
-            .max_record_bytes(params.max_record_bytes());
+            .max_record_bytes(pipeline.max_record_bytes());
         let b = pipeline.learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)?;
         let seconds = start.elapsed().as_secs_f64();
         let b = Arc::new(b);
@@ -198,7 +198,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         boilerplate = Some((b, seconds));
     }
     let mut fatal = None;
-    let max_record = params.max_record_bytes();
+    let max_record = pipeline.max_record_bytes();
     let reader = Reader::new(inputs.clone(), fields.clone(), args.strict, false)
         .defer_parsing(true)
         .max_record_bytes(max_record);

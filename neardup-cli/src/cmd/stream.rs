@@ -77,6 +77,7 @@ pub fn stream(args: StreamArgs) -> Result<()> {
     let params = args.params.merged()?;
     let (builder, priority) = params.builder()?;
     let pipeline = builder.build()?;
+    let cap = pipeline.max_record_bytes();
     let sync = parse_sync(&args.sync)?;
     let d = match &args.state {
         Some(dir) => Deduper::open(dir, pipeline, sync)?,
@@ -96,7 +97,6 @@ pub fn stream(args: StreamArgs) -> Result<()> {
     // The lines as `dedup` reads a JSONL input (blank lines skipped, `\r\n` ends cut);
     // one longer than the record cap is read to its end without being held and
     // rejected, so a runaway line does not take the process's memory.
-    let cap = params.max_record_bytes();
     let mut lines = JsonlLines::from_read(Box::new(std::io::stdin()), cap);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

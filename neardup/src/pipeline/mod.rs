@@ -202,6 +202,18 @@ impl Pipeline {
         &self.sketcher
     }
 
+    /// The longest record a reader of this pipeline's input needs to hold
+    /// ([`crate::io::Reader::max_record_bytes`]): twice the longest body
+    /// ([`PipelineBuilder::max_document_bytes`](crate::PipelineBuilder::max_document_bytes);
+    /// JSON escapes can double a body's size, and the pipeline checks the decoded body)
+    /// and 1 MiB for the rest of the record. A longer record cannot hold a body the
+    /// pipeline takes, so it is rejected unread ("record too large").
+    pub fn max_record_bytes(&self) -> usize {
+        self.max_document_bytes
+            .saturating_mul(2)
+            .saturating_add(1 << 20)
+    }
+
     /// The stage-two threshold in effect (agreeing Charikar bits, inclusive).
     pub fn charikar_threshold(&self) -> u32 {
         self.threshold
