@@ -25,6 +25,15 @@ __version__: str
 Progress = Union[None, bool, Callable[[int, int], Any]]
 
 class Pipeline(_NativePipeline):
-    def run(self, docs: Docs, progress: Progress = None) -> Dedup: ...
+    """A deduplication pipeline with the settings of `neardup dedup`; `run` takes a
+    tqdm progress bar (`progress=True`) or a callback."""
 
-def dedup_file(paths: Any, progress: Progress = None, **params: Any) -> Dedup: ...
+    def run(self, docs: Docs, progress: Progress = None) -> Dedup:
+        """Runs the pipeline over `docs` and returns a `Dedup`. `progress`: None (quiet),
+        True (a tqdm bar) or a callback `progress(records, bytes)`."""
+        ...
+
+def dedup_file(paths: Any, progress: Progress = None, **params: Any) -> Dedup:
+    """Deduplicates files as `neardup dedup` reads them (JSONL, WARC, directories), with
+    the progress of `Pipeline.run`; keywords as for `Pipeline`."""
+    ...
