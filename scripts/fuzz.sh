@@ -3,17 +3,18 @@
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 300, all targets)
 # Needs the nightly toolchain and cargo-fuzz (cargo install cargo-fuzz). The corpora of
 # the file loaders are seeded with valid files (a saved sketch file, a saved index, a
-# configuration, WARC and JSONL records) so the fuzzer mutates real structure too.
+# configuration, WARC and JSONL records, the entries of an online deduper's log) so the
+# fuzzer mutates real structure too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file sketch_file_crc index_file index_file_crc config_toml parquet_reader)
+[ ${#targets[@]} -gt 0 ] || targets=(tokenize_html jsonl_record warc sketch_file sketch_file_crc index_file index_file_crc config_toml parquet_reader online_log)
 cargo build --release --quiet
 bin=target/release/neardup
 seed() { mkdir -p "fuzz/corpus/$1"; }
-seed sketch_file; seed index_file; seed sketch_file_crc; seed index_file_crc; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html; seed parquet_reader
+seed sketch_file; seed index_file; seed sketch_file_crc; seed index_file_crc; seed config_toml; seed jsonl_record; seed warc; seed tokenize_html; seed parquet_reader; seed online_log
 tmp=$(mktemp -d)
 head -n 5 fixtures/demo.jsonl > "$tmp/small.jsonl"
 "$bin" sketch "$tmp/small.jsonl" -o fuzz/corpus/sketch_file/valid.ndsk -q
@@ -25,6 +26,20 @@ head -c -12 fuzz/corpus/sketch_file/valid.ndsk | tail -c +9 > fuzz/corpus/sketch
 head -c -12 fuzz/corpus/index_file/valid.idx | tail -c +9 > fuzz/corpus/index_file_crc/valid.body
 head -n 3 fixtures/demo.jsonl | tail -n 1 > fuzz/corpus/jsonl_record/demo.jsonl
 printf 'preset = "recall"\nshingle = 5\nsite = "domain"\nstrategy = "henzinger"\nboilerplate = true\nboilerplate-share = 0.4\ncandidates = "simhash"\nsimhash-design = "k3-16"\nkeep = "priority:rank"\n' > fuzz/corpus/config_toml/valid.toml
+# The online deduper's log: the entries of a real one, each as the target frames it (a
+# 2-byte length, then the payload).
+"$bin" stream --state "$tmp/state" --sync never < "$tmp/small.jsonl" > /dev/null
+python3 - "$tmp/state/log.0" fuzz/corpus/online_log/valid.bin <<'PY'
+import struct, sys
+data, out = open(sys.argv[1], "rb").read()[12:], b""
+while len(data) >= 8:
+    n = struct.unpack("<I", data[:4])[0]
+    if n == 0 or n > 0xFFFF:
+        break
+    out += struct.pack("<H", n) + data[8:8 + n]
+    data = data[8 + n:]
+open(sys.argv[2], "wb").write(out)
+PY
 rm -rf "$tmp"
 failed=()
 for t in "${targets[@]}"; do
