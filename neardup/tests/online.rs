@@ -377,6 +377,42 @@ fn a_zeroed_log_end_is_cut_off_on_opening() {
     }
 }
 
+/// A state is open in one deduper at a time: a second open of the directory fails
+/// with `ResourceBusy` (and changes nothing) while the first is alive, and works once
+/// it is dropped, with what the first stored.
+#[test]
+fn a_state_opens_in_one_deduper_at_a_time() {
+    let docs = corpus(4);
+    let p = pipeline(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state");
+    let policy = neardup::online::SyncPolicy::Never;
+    let first = Deduper::open(&path, p.clone(), policy).unwrap();
+    for x in &docs[..10] {
+        first.check_and_insert(x).unwrap();
+    }
+    let log = std::fs::read(path.join("log.0")).unwrap();
+    match Deduper::open(&path, p.clone(), policy) {
+        Err(neardup::Error::Io {
+            path: Some(at),
+            source,
+        }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ResourceBusy, "{source}");
+            assert_eq!(at, path.join("lock"));
+        }
+        other => panic!("a second open: {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(path.join("log.0")).unwrap(),
+        log,
+        "the log is untouched"
+    );
+    let stored = first.len();
+    drop(first);
+    let again = Deduper::open(&path, p, policy).unwrap();
+    assert_eq!(again.len(), stored);
+}
+
 /// A snapshot that holds an id twice (no compaction writes one) is refused with an
 /// error naming the id, not opened with two live copies.
 #[test]

@@ -60,6 +60,10 @@ def test_state_directory_survives_reopening(corpus, tmp_path):
     assert len(b) == want.count("new")
     first = rows[0]["id"]
     assert b.remove(first) and not b.remove(first)
+    # One deduper at a time: a second one on the same state is refused while b lives.
+    with pytest.raises(OSError, match="open in another deduper"):
+        neardup.Deduper(state=state)
+    del b
     with pytest.raises(ValueError):
         neardup.Deduper(preset="recall", state=state)  # other sketch settings
     with pytest.raises(ValueError):

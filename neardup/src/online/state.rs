@@ -9,7 +9,14 @@
 //!                  1 u8 + a sketch-file record (insert; an id already stored is replaced)
 //!                  2 u8 + id_len u32 + id (remove)
 //!                  then, after a crash, zeros (the file's unused end)
+//! DIR/lock         empty; locked (`flock`) while a deduper has the state open
 //! ```
+//!
+//! A state is open in one deduper at a time: opening takes the lock on `DIR/lock`
+//! without waiting, and a second open of the directory, in this process or another,
+//! fails with [`std::io::ErrorKind::ResourceBusy`] until the first deduper is dropped
+//! (or its process dies: the system releases the lock). Two writers of one log would
+//! interleave their entries, and one's compaction would delete the other's files.
 //!
 //! `G` is the generation. Opening a directory loads the highest snapshot and replays its
 //! log; an entry cut short or failing its checksum ends the log there (a torn tail: the
@@ -86,6 +93,34 @@ pub(crate) struct Log {
     unsynced: u32,
     last_sync: Instant,
     buf: Vec<u8>,
+    /// `DIR/lock`, locked while the state is open (see the module docs).
+    _lock: File,
+}
+
+/// Takes `DIR/lock` (see the module docs); the lock lasts as long as the file is open.
+/// Where the platform or filesystem has no file locks, the state opens unlocked.
+fn lock_dir(dir: &Path) -> Result<File> {
+    let path = dir.join("lock");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                "the state is open in another deduper (one at a time; in this process or another)",
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
+            Ok(f)
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+    }
 }
 
 fn snapshot_path(dir: &Path, g: u64) -> PathBuf {
@@ -129,6 +164,7 @@ pub(crate) fn open(
     policy: SyncPolicy,
 ) -> Result<(SavedSketches, Vec<Entry>, Log)> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let lock = lock_dir(dir)?;
     let g = match generations(dir, "snapshot")?.into_iter().max() {
         Some(g) => g,
         None => {
@@ -192,6 +228,7 @@ pub(crate) fn open(
             unsynced: 0,
             last_sync: Instant::now(),
             buf: Vec::new(),
+            _lock: lock,
         },
     ))
 }
