@@ -165,8 +165,49 @@ pub fn run() -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("neardup: error: {e:#}");
+            eprintln!("neardup: error: {}", error_text(&e));
             1
         }
+    }
+}
+
+/// An error with its causes, each said once: a cause whose text the message so far
+/// already ends with (an error that prints its source itself, as the library's I/O
+/// errors do) is not repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let t = cause.to_string();
+        if out.is_empty() {
+            out = t;
+        } else if !out.ends_with(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+    use anyhow::Context;
+
+    /// The library's I/O error prints its source itself: the source is not said twice;
+    /// a context above it and a cause that adds words are kept.
+    #[test]
+    fn error_text_says_each_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory");
+        let e: anyhow::Error = neardup::Error::io("/x/corpus.jsonl", io).into();
+        assert_eq!(error_text(&e), "/x/corpus.jsonl: no such file or directory");
+        let e = Err::<(), _>(e).context("reading the inputs").unwrap_err();
+        assert_eq!(
+            error_text(&e),
+            "reading the inputs: /x/corpus.jsonl: no such file or directory"
+        );
+        let e = Err::<(), _>(std::io::Error::other("disk full"))
+            .context("writing kept.jsonl")
+            .unwrap_err();
+        assert_eq!(error_text(&e), "writing kept.jsonl: disk full");
     }
 }
