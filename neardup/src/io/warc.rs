@@ -6,7 +6,7 @@ use std::io::{BufRead, Read};
 
 /// The longest line of a WARC header (its newline included); a longer one makes the
 /// input malformed, so that a file without line ends is not read whole into a line.
-pub(super) const MAX_HEADER_LINE: usize = 1 << 20;
+const MAX_HEADER_LINE: usize = 1 << 20;
 
 /// Reads WARC records from bytes (uncompressed): a document for each `response`
 /// record, a rejection for each one that cannot be used (a record block longer than

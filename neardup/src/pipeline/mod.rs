@@ -206,8 +206,8 @@ impl Pipeline {
     /// ([`crate::io::Reader::max_record_bytes`]): twice the longest body
     /// ([`PipelineBuilder::max_document_bytes`](crate::PipelineBuilder::max_document_bytes);
     /// JSON escapes can double a body's size, and the pipeline checks the decoded body)
-    /// and 1 MiB for the rest of the record. A longer record cannot hold a body the
-    /// pipeline takes, so it is rejected unread ("record too large").
+    /// and 1 MiB for the rest of the record. A reader set to it rejects a longer record
+    /// unread ("record too large"), so one record never takes more memory than this.
     pub fn max_record_bytes(&self) -> usize {
         self.max_document_bytes
             .saturating_mul(2)
