@@ -620,6 +620,51 @@ fn index_commands_build_query_insert_and_stats() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a neardup simhash index"));
+
+    // Driven through a pipe, one query at a time: each answer comes before the next
+    // query is sent (a reader of the whole input first would never answer), and the
+    // insertions are saved at the end of the input.
+    use std::io::{BufRead, Write};
+    let mut child = bin()
+        .current_dir(dir.path())
+        .args(["index", "query", "x.idx", "-", "--insert"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let from = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for l in from.lines() {
+            let _ = tx.send(l.unwrap());
+        }
+    });
+    for (id, fp) in [(7001, "fedcba9876543210"), (7002, "fedcba9876543211")] {
+        writeln!(to, "{id} {fp}").unwrap();
+        to.flush().unwrap();
+        let answer: Value = serde_json::from_str(
+            &rx.recv_timeout(std::time::Duration::from_secs(20))
+                .expect("an answer before the next query"),
+        )
+        .unwrap();
+        assert_eq!(answer["id"], id);
+        // The second is within distance 1 of the first, stored by the first query.
+        let matches = answer["matches"].as_array().unwrap();
+        assert_eq!(matches.len(), usize::from(id == 7002), "{answer}");
+    }
+    drop(to);
+    assert!(child.wait().unwrap().success());
+    std::fs::write(dir.path().join("probe.txt"), "7003 fedcba9876543210\n").unwrap();
+    let saved: Value =
+        serde_json::from_str(run(&["index", "query", "x.idx", "probe.txt"]).trim()).unwrap();
+    let ids: Vec<&Value> = saved["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["id"])
+        .collect();
+    assert_eq!(ids, [7001]);
 }
 
 #[test]

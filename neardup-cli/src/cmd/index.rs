@@ -4,38 +4,75 @@ use crate::*;
 use anyhow::{bail, Context, Result};
 use neardup::io::{Fields, Input, Reader};
 use serde_json::json;
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 
-pub fn read_lines(input: &str) -> Result<Vec<String>> {
-    let text = if input == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s)?;
-        s
+/// The longest line of a fingerprint list (an id and a fingerprint take under 50 bytes;
+/// `index fingerprint` adds the document's id).
+const MAX_LINE: u64 = 1 << 16;
+
+/// Calls `each(id, fingerprint)` for the `ID FINGERPRINT-HEX` or `FINGERPRINT-HEX` lines
+/// of `input` (`-`: standard input) as they are read, one line at a time (the line
+/// number, from 0, is the id when absent; blank lines are skipped; more columns after
+/// the fingerprint are ignored). `before_wait` is called whenever the next line is not
+/// read yet, before waiting for it (so that answers can be flushed to a program that
+/// waits for them before it sends more).
+pub fn each_fingerprint(
+    input: &str,
+    mut each: impl FnMut(u64, u64) -> Result<()>,
+    mut before_wait: impl FnMut() -> Result<()>,
+) -> Result<()> {
+    let source: Box<dyn Read> = if input == "-" {
+        Box::new(std::io::stdin())
     } else {
-        std::fs::read_to_string(input).with_context(|| format!("reading {input}"))?
+        Box::new(std::fs::File::open(input).with_context(|| format!("reading {input}"))?)
     };
-    Ok(text.lines().map(str::to_owned).collect())
-}
-
-/// Parses `ID FP` or `FP` lines; the line number is the id when absent.
-pub fn parse_fingerprints(input: &str) -> Result<Vec<(u64, u64)>> {
-    let mut out = Vec::new();
-    for (n, line) in read_lines(input)?.iter().enumerate() {
-        let parts: Vec<&str> = line.split_whitespace().collect();
+    let mut r = std::io::BufReader::with_capacity(1 << 20, source);
+    let mut line = Vec::new();
+    // Lines read so far; the current one's number, from 1.
+    let mut n = 0u64;
+    loop {
+        if r.buffer().is_empty() {
+            // Nothing buffered: the next read may wait.
+            before_wait()?;
+        }
+        line.clear();
+        let got = (&mut r)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("reading {input}"))?;
+        if got == 0 {
+            return Ok(());
+        }
+        n += 1;
+        if got as u64 == MAX_LINE && line.last() != Some(&b'\n') {
+            bail!("{input}: line {n}: longer than {MAX_LINE} bytes");
+        }
         let bad = || {
-            anyhow::anyhow!(
-                "{input}: line {}: expected `ID FINGERPRINT-HEX` or `FINGERPRINT-HEX`",
-                n + 1
-            )
+            anyhow::anyhow!("{input}: line {n}: expected `ID FINGERPRINT-HEX` or `FINGERPRINT-HEX`")
         };
-        let (id, fp) = match parts.as_slice() {
-            [] => continue,
-            [fp] => (n as u64, *fp),
-            [id, fp, ..] => (id.parse::<u64>().map_err(|_| bad())?, *fp),
+        let text = std::str::from_utf8(&line).map_err(|_| bad())?;
+        let mut parts = text.split_whitespace();
+        let (id, fp) = match (parts.next(), parts.next()) {
+            (None, _) => continue,
+            (Some(fp), None) => (n - 1, fp),
+            (Some(id), Some(fp)) => (id.parse::<u64>().map_err(|_| bad())?, fp),
         };
         let fp = u64::from_str_radix(fp.trim_start_matches("0x"), 16).map_err(|_| bad())?;
-        out.push((id, fp));
+        each(id, fp)?;
     }
+}
+
+/// Every `(id, fingerprint)` of `input` (see [`each_fingerprint`]).
+pub fn parse_fingerprints(input: &str) -> Result<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    each_fingerprint(
+        input,
+        |id, fp| {
+            out.push((id, fp));
+            Ok(())
+        },
+        || Ok(()),
+    )?;
     Ok(out)
 }
 
@@ -97,20 +134,29 @@ pub fn index(cmd: IndexCommand) -> Result<()> {
             insert,
         } => {
             let idx = SimhashIndex::load(&index)?;
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            for (id, fp) in parse_fingerprints(&input)? {
-                let m = if insert {
-                    idx.query_or_insert(id, fp)
-                } else {
-                    idx.query(fp)
-                };
-                serde_json::to_writer(
-                    &mut out,
-                    &json!({"id": id, "fingerprint": format!("{fp:016x}"), "matches": m}),
-                )?;
-                out.write_all(b"\n")?;
-            }
-            out.flush()?;
+            // Answered line by line as the queries are read; the answers so far are
+            // flushed whenever the next query has not arrived yet (a crawler that sends
+            // one and waits for its answer gets it).
+            let out = std::cell::RefCell::new(std::io::BufWriter::new(std::io::stdout().lock()));
+            each_fingerprint(
+                &input,
+                |id, fp| {
+                    let m = if insert {
+                        idx.query_or_insert(id, fp)
+                    } else {
+                        idx.query(fp)
+                    };
+                    let mut out = out.borrow_mut();
+                    serde_json::to_writer(
+                        &mut *out,
+                        &json!({"id": id, "fingerprint": format!("{fp:016x}"), "matches": m}),
+                    )?;
+                    out.write_all(b"\n")?;
+                    Ok(())
+                },
+                || Ok(out.borrow_mut().flush()?),
+            )?;
+            out.borrow_mut().flush()?;
             if insert {
                 idx.save(&index)?;
             }
