@@ -7,8 +7,8 @@ use serde_json::json;
 use std::io::{BufRead, Read, Write};
 
 /// The longest line of a fingerprint list (an id and a fingerprint take under 50 bytes;
-/// `index fingerprint` adds the document's id).
-const MAX_LINE: u64 = 1 << 16;
+/// `index fingerprint` adds the document's id, which may be long).
+const MAX_LINE: u64 = 1 << 20;
 
 /// Calls `each(id, fingerprint)` for the `ID FINGERPRINT-HEX` or `FINGERPRINT-HEX` lines
 /// of `input` (`-`: standard input) as they are read, one line at a time (the line
