@@ -199,3 +199,48 @@ fn a_line_past_the_cap_is_rejected_and_the_stream_goes_on() {
     assert_eq!(got[..10], want[..10]);
     assert_eq!(got[11..], want[10..]);
 }
+
+/// Driven one record at a time through a pipe, each verdict comes before the next
+/// record is sent, also when blank lines follow the record; the verdict lines are not
+/// written one by one when the records come faster (checked by the other tests' output).
+#[test]
+fn each_verdict_comes_before_the_next_record_is_sent() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let lines = corpus(dir.path());
+    let mut child = Command::new(bin())
+        .arg("stream")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    let from = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in from.lines() {
+            let _ = tx.send(l.unwrap());
+        }
+    });
+    let first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let mut copy = first.clone();
+    copy["id"] = "copy-of-the-first".into();
+    for (record, then) in [(lines[0].clone(), "\n\n  \n"), (copy.to_string(), "\n")] {
+        to.write_all(record.as_bytes()).unwrap();
+        to.write_all(then.as_bytes()).unwrap();
+        to.flush().unwrap();
+        let v: serde_json::Value = serde_json::from_str(
+            &rx.recv_timeout(Duration::from_secs(20))
+                .expect("the verdict before the next record"),
+        )
+        .unwrap();
+        if v["id"] == first["id"] {
+            assert_eq!(v["verdict"], "new");
+        } else {
+            assert_eq!((&v["verdict"], &v["of"]), (&"exact".into(), &first["id"]));
+        }
+    }
+    drop(to);
+    assert!(child.wait().unwrap().success());
+}

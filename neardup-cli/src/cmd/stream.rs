@@ -1,5 +1,6 @@
 //! `neardup stream`: the online deduper behind a pipe. JSONL records on standard input,
-//! one JSON verdict line per record on standard output, in order, flushed per line.
+//! one JSON verdict line per record on standard output, in order, flushed whenever the
+//! next record has not arrived yet (so each verdict is out before the command waits).
 
 use crate::config::{FieldArgs, Params};
 use anyhow::{bail, Result};
@@ -98,8 +99,10 @@ pub fn stream(args: StreamArgs) -> Result<()> {
     // one longer than the record cap is read to its end without being held and
     // rejected, so a runaway line does not take the process's memory.
     let mut lines = JsonlLines::from_read(Box::new(std::io::stdin()), cap);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Answers are flushed whenever the next record is not at hand, before waiting for
+    // it: a program that sends a record and waits for its verdict gets it, and a stream
+    // read in one go is not written one system call per line.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut changes = 0u64;
     while let Some(line) = lines.next() {
         let (id, verdict) = match line {
@@ -141,12 +144,16 @@ pub fn stream(args: StreamArgs) -> Result<()> {
             },
         )?;
         out.write_all(b"\n")?;
-        out.flush()?;
-        if args.compact_every > 0 && changes >= args.compact_every {
+        let compact = args.compact_every > 0 && changes >= args.compact_every;
+        if compact || !lines.line_at_hand() {
+            out.flush()?;
+        }
+        if compact {
             d.compact()?;
             changes = 0;
         }
     }
+    out.flush()?;
     d.sync()?;
     Ok(())
 }

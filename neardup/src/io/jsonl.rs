@@ -275,6 +275,26 @@ impl JsonlLines {
         matches!(self.source, Source::Mapped { .. })
     }
 
+    /// Whether the next record line is at hand: [`next`](Self::next) returns it
+    /// without waiting for a read (always for a mapped file; for a reader, when its
+    /// buffer holds a whole line that is not blank). A front end that answers each line
+    /// flushes its answers when it is not, before it waits for more.
+    pub fn line_at_hand(&self) -> bool {
+        match &self.source {
+            Source::Mapped { .. } => true,
+            Source::Buffered { r, pending, .. } => {
+                let mut rest = r.buffer().get(*pending..).unwrap_or(&[]);
+                while let Some(p) = memchr::memchr(b'\n', rest) {
+                    if record_of(&rest[..=p]).is_some() {
+                        return true;
+                    }
+                    rest = &rest[p + 1..];
+                }
+                self.done
+            }
+        }
+    }
+
     /// Bytes at the start of a mapped input whose pages were released.
     #[cfg(test)]
     fn released(&self) -> usize {
