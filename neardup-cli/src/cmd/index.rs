@@ -14,7 +14,7 @@ const MAX_LINE: u64 = 1 << 20;
 /// of `input` (`-`: standard input) as they are read, one line at a time (the line
 /// number, from 0, is the id when absent; blank lines are skipped; more columns after
 /// the fingerprint are ignored). `before_wait` is called whenever the next line is not
-/// read yet, before waiting for it (so that answers can be flushed to a program that
+/// wholly read yet, before waiting for it (so that answers can be flushed to a program that
 /// waits for them before it sends more).
 pub fn each_fingerprint(
     input: &str,
@@ -31,8 +31,8 @@ pub fn each_fingerprint(
     // Lines read so far; the current one's number, from 1.
     let mut n = 0u64;
     loop {
-        if r.buffer().is_empty() {
-            // Nothing buffered: the next read may wait.
+        if !r.buffer().contains(&b'\n') {
+            // No whole line buffered: the next read may wait.
             before_wait()?;
         }
         line.clear();
