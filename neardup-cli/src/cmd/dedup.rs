@@ -206,9 +206,11 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     let counter = reader.counter();
     // Stops after the first fatal error. Uncompressed JSONL files are split into lines
     // by the pipeline's workers as they take their jobs (a mapping: no disk waits, no
-    // decompressor); anything else is read on a thread of its own, up to 1024 records
-    // ahead of the pipeline, so that the workers never wait for the disk or the
-    // decompressor.
+    // decompressor); anything else is read on a thread of its own, ahead of the
+    // pipeline, so that the workers never wait for the disk or the decompressor: in
+    // chunks of up to 128 records or 1 MiB of records, 8 chunks queued (about 1,000
+    // records of a few KB), so at most 10 chunks of 1 MiB plus one record each are
+    // held (a count of records alone let 1,024 documents of 64 MiB be read ahead).
     let read_ahead = !inputs.iter().all(Input::is_plain_jsonl);
     let mut failed = false;
     let reader = reader.map_while(move |r| {
@@ -219,7 +221,9 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         Some(r)
     });
     let records: Box<dyn Iterator<Item = _> + Send> = if read_ahead {
-        Box::new(ReadAhead::new(reader, 128, 8))
+        Box::new(ReadAhead::bounded(reader, 128, 1 << 20, 8, |r| {
+            r.as_ref().map_or(0, |r| r.bytes() as usize)
+        }))
     } else {
         Box::new(reader)
     };

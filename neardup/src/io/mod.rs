@@ -676,6 +676,35 @@ mod tests {
     }
 
     #[test]
+    fn bounded_read_ahead_holds_no_more_than_its_chunks_of_bytes() {
+        // Items of 100 "bytes", chunks ending at 250 (3 items), 2 queued: at most 4
+        // chunks (queued, being consumed, being filled) are ever read ahead, however
+        // long the consumer waits; with the count of 128 alone it would be 512 items.
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let produced = std::sync::Arc::new(AtomicUsize::new(0));
+        let p = produced.clone();
+        let items = (0..10_000usize).inspect(move |_| {
+            p.fetch_add(1, SeqCst);
+        });
+        let mut r = ReadAhead::bounded(items, 128, 250, 2, |_| 100);
+        assert_eq!(r.next(), Some(0));
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            let n = produced.load(SeqCst);
+            assert!(n <= 4 * 3, "{n} items read ahead");
+        }
+        let rest: Vec<usize> = r.collect();
+        assert_eq!(
+            rest,
+            (1..10_000).collect::<Vec<_>>(),
+            "every item, in order"
+        );
+        // Weights that never reach the bound: chunks of `chunk` items.
+        let got: Vec<usize> = ReadAhead::bounded(0..1000usize, 7, 1 << 20, 3, |_| 1).collect();
+        assert_eq!(got, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn read_ahead_resumes_a_panic_of_the_reader() {
         let r = std::panic::catch_unwind(|| {
             let items = (0..100).map(|i| if i == 50 { panic!("reader failed") } else { i });

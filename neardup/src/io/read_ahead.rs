@@ -1,11 +1,18 @@
 //! Reading ahead on a thread of its own, so that the workers never wait for the disk or
 //! the decompressor.
 
-/// Runs an iterator on a background thread, `chunk` items at a time, at most `depth`
-/// chunks ahead of the consumer: reading and splitting records (decompression, line
-/// splitting) overlaps with the work done on them, instead of alternating with it.
-/// Items come out in the same order. A panic on the reading thread is resumed on the
-/// consumer's at the point where the items run out, so none is lost silently.
+/// Runs an iterator on a background thread, in chunks of up to `chunk` items, at most
+/// `depth` chunks ahead of the consumer: reading and splitting records (decompression,
+/// line splitting, Parquet decoding) overlaps with the work done on them, instead of
+/// alternating with it. Items come out in the same order. A panic on the reading
+/// thread is resumed on the consumer's at the point where the items run out, so none
+/// is lost silently.
+///
+/// With [`bounded`](Self::bounded), a chunk also ends once its items weigh `bytes` or
+/// more, so what is read ahead is at most `depth + 2` chunks (those queued, the one the
+/// consumer is taking items from, the one being filled), each under `bytes` plus one
+/// item: memory is bounded by bytes, not only by a count of records that may each be
+/// large.
 pub struct ReadAhead<T> {
     rx: std::sync::mpsc::Receiver<Vec<T>>,
     current: std::vec::IntoIter<T>,
@@ -24,14 +31,37 @@ impl<T: Send + 'static> ReadAhead<T> {
     where
         I: Iterator<Item = T> + Send + 'static,
     {
+        Self::bounded(iter, chunk, usize::MAX, depth, |_| 0)
+    }
+
+    /// Starts reading `iter` ahead in chunks of up to `chunk` items that end, too, once
+    /// their items' `weight`s add up to `bytes` (`chunk`, `bytes` and `depth` are at
+    /// least 1).
+    pub fn bounded<I>(
+        iter: I,
+        chunk: usize,
+        bytes: usize,
+        depth: usize,
+        weight: fn(&T) -> usize,
+    ) -> Self
+    where
+        I: Iterator<Item = T> + Send + 'static,
+    {
         let chunk = chunk.max(1);
+        let bytes = bytes.max(1);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<T>>(depth.max(1));
         let thread = std::thread::Builder::new()
             .name("neardup-read".into())
             .spawn(move || {
                 let mut iter = iter;
                 loop {
-                    let items: Vec<T> = iter.by_ref().take(chunk).collect();
+                    let mut items: Vec<T> = Vec::new();
+                    let mut weighed = 0usize;
+                    while items.len() < chunk && weighed < bytes {
+                        let Some(item) = iter.next() else { break };
+                        weighed = weighed.saturating_add(weight(&item));
+                        items.push(item);
+                    }
                     // A closed channel means the consumer stopped: so do we.
                     if items.is_empty() || tx.send(items).is_err() {
                         return;

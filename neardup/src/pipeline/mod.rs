@@ -26,8 +26,9 @@
 //! bytes per record: 4 GB for 10 million records (measured: see the README's scale
 //! run). The 64 MB hold the records in flight: [`PipelineBuilder::chunk_records`] (512
 //! by default, and the sketches of up to 16 times as many waiting to be collected in
-//! order) and, in the command-line tool, 1024 records read ahead of compressed inputs
-//! ([`crate::io::ReadAhead`]); documents of a few KB each fit. Big buckets never add
+//! order) and, in the command-line tool, what is read ahead of inputs other than
+//! uncompressed JSONL files: at most 10 chunks of 128 records or 1 MiB plus one record
+//! ([`crate::io::ReadAhead::bounded`]); documents of a few KB each fit. Big buckets never add
 //! quadratic memory (see [`crate::candidates`]).
 
 use crate::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks};
