@@ -113,6 +113,35 @@ pub fn url_host(url: &str) -> Option<&str> {
     }
 }
 
+/// What a record of the pipeline's input holds in memory until it is sketched, in
+/// bytes: the pipeline's workers take records in jobs of up to 64 that end, too, once
+/// their records hold 4 MiB, so that records of many MB do not fill memory 64 at a time
+/// (see [`Pipeline::run_with`](crate::Pipeline::run_with)). An estimate is enough: the
+/// body's length, or the raw line's. Implement it for a record type of your own; `0`
+/// bounds jobs by their count alone.
+pub trait RecordBytes {
+    /// The record's bytes (an estimate).
+    fn record_bytes(&self) -> usize;
+}
+
+impl<T: RecordBytes + ?Sized> RecordBytes for &T {
+    fn record_bytes(&self) -> usize {
+        (**self).record_bytes()
+    }
+}
+
+impl RecordBytes for Document {
+    fn record_bytes(&self) -> usize {
+        self.body.len()
+    }
+}
+
+impl RecordBytes for std::result::Result<Document, Rejection> {
+    fn record_bytes(&self) -> usize {
+        self.as_ref().map_or(0, Document::record_bytes)
+    }
+}
+
 /// A record that could not be used, with the reason; it keeps its input position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rejection {

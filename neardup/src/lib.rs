@@ -94,7 +94,7 @@ pub mod sketch;
 pub mod synth;
 pub mod verify;
 
-pub use document::{Body, Document, RejectReason, Rejection};
+pub use document::{Body, Document, RecordBytes, RejectReason, Rejection};
 pub use error::{Error, Result};
 pub use online::{Deduper, Verdict};
 pub use pipeline::{Dedup, Fate, Pair, PairKind, Pipeline, PipelineBuilder, Preset};

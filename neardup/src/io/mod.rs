@@ -232,6 +232,13 @@ pub struct BatchRow {
     pub index: usize,
 }
 
+impl crate::document::RecordBytes for RawRecord {
+    /// [`RawRecord::bytes`]: the line's, the body's or the row's body's.
+    fn record_bytes(&self) -> usize {
+        self.bytes() as usize
+    }
+}
+
 impl RawRecord {
     /// Its size as the accounting counts it: the JSONL line's bytes, else the body's.
     pub fn bytes(&self) -> u64 {

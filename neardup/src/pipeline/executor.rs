@@ -8,6 +8,7 @@
 //! the Rust documentation corpus, one of two workers waited 30–100 µs every few tenths
 //! of a millisecond, about 50 ms of a 0.35 s first pass.
 
+use crate::document::RecordBytes;
 use crate::sketch::Scratch;
 use std::any::Any;
 use std::collections::VecDeque;
@@ -16,8 +17,12 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// The shape of [`Pipeline::ordered_map`](super::Pipeline)'s jobs.
 pub(super) struct Jobs<'f, F> {
-    /// Records per job.
+    /// Records per job, at most.
     pub(super) len: usize,
+    /// A job ends, too, once its records hold this many bytes
+    /// ([`RecordBytes`](crate::document::RecordBytes)): a job holds less than this plus
+    /// one record.
+    pub(super) bytes: usize,
     /// Jobs taken but not yet finished.
     pub(super) max: usize,
     pub(super) f: &'f F,
@@ -97,6 +102,7 @@ impl<'f, F> Jobs<'f, F> {
         records: I,
         consume: C,
     ) where
+        T: RecordBytes,
         R: Send,
         I: Iterator<Item = T> + Send,
         F: Fn(&mut Scratch, T) -> R + Sync,
@@ -140,12 +146,14 @@ impl<'f, F> Jobs<'f, F> {
     /// the front), until the input ends.
     fn work<T, R, I, C>(&self, shared: &Shared<I, R, C>)
     where
+        T: RecordBytes,
         I: Iterator<Item = T>,
         F: Fn(&mut Scratch, T) -> R,
         C: FnMut(Vec<R>),
     {
         let window = self.max * FINISHED_AHEAD;
-        // Up to `max` jobs taken and not finished (their records' text in memory);
+        // Up to `max` jobs taken and not finished (their records' text in memory, under
+        // `bytes` plus a record each);
         // finished jobs wait for the ones before them, holding only their results, up
         // to `FINISHED_AHEAD` times as many.
         let room = |taken: usize| {
@@ -169,7 +177,15 @@ impl<'f, F> Jobs<'f, F> {
                     }
                     shared.waiting.fetch_sub(1, SeqCst);
                 }
-                let job: Vec<T> = input.records.by_ref().take(self.len).collect();
+                let mut job: Vec<T> = Vec::new();
+                let mut bytes = 0usize;
+                while job.len() < self.len && bytes < self.bytes {
+                    let Some(record) = input.records.next() else {
+                        break;
+                    };
+                    bytes = bytes.saturating_add(record.record_bytes());
+                    job.push(record);
+                }
                 if job.is_empty() {
                     input.exhausted = true;
                     shared.room.notify_all();
@@ -235,6 +251,7 @@ mod tests {
         records: impl Iterator<Item = T> + Send,
         consume: impl FnMut(Vec<R>) + Send,
     ) where
+        T: RecordBytes,
         R: Send,
     {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -278,6 +295,7 @@ mod tests {
             };
             let jobs = Jobs {
                 len: 8,
+                bytes: usize::MAX,
                 max: 8,
                 f: &f,
             };
@@ -320,7 +338,12 @@ mod tests {
                 in_flight.fetch_sub(1, SeqCst);
                 i * 3
             };
-            let jobs = Jobs { len, max, f: &f };
+            let jobs = Jobs {
+                len,
+                bytes: usize::MAX,
+                max,
+                f: &f,
+            };
             let taken = AtomicUsize::new(0);
             let handed = AtomicUsize::new(0);
             let lag = AtomicUsize::new(0);
@@ -353,6 +376,71 @@ mod tests {
         }
     }
 
+    // The plain numbers of the tests above weigh nothing: jobs by count alone.
+    impl RecordBytes for u32 {
+        fn record_bytes(&self) -> usize {
+            0
+        }
+    }
+    impl RecordBytes for u64 {
+        fn record_bytes(&self) -> usize {
+            0
+        }
+    }
+    impl RecordBytes for usize {
+        fn record_bytes(&self) -> usize {
+            0
+        }
+    }
+
+    /// A record numbered `.0` that holds `.1` bytes.
+    struct Weighing(u64, usize);
+    impl RecordBytes for Weighing {
+        fn record_bytes(&self) -> usize {
+            self.1
+        }
+    }
+
+    #[test]
+    fn jobs_end_at_their_bytes_so_big_records_are_not_taken_by_the_dozen() {
+        // Every 10th record holds 1,000 bytes, the others 10; jobs of up to 64 records
+        // or 1,500 bytes. The bytes taken and not yet mapped never pass one job per
+        // worker, each under 1,500 plus a record (by count alone, a job of 64 would
+        // hold about 6,600). Every result once, in order.
+        for threads in [1, 2, 4] {
+            let in_flight = AtomicUsize::new(0);
+            let most = AtomicUsize::new(0);
+            let size = |i: u64| if i.is_multiple_of(10) { 1000 } else { 10 };
+            let f = |_: &mut Scratch, r: Weighing| {
+                if r.0.is_multiple_of(7) {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                in_flight.fetch_sub(r.1, SeqCst);
+                r.0
+            };
+            let (max, bytes) = (8usize, 1500usize);
+            let jobs = Jobs {
+                len: 64,
+                bytes,
+                max,
+                f: &f,
+            };
+            let records = (0..3000u64).map(|i| {
+                let now = in_flight.fetch_add(size(i), SeqCst) + size(i);
+                most.fetch_max(now, SeqCst);
+                Weighing(i, size(i))
+            });
+            let mut out = Vec::new();
+            run_on(threads, &jobs, records, |v: Vec<u64>| out.extend(v));
+            assert_eq!(out, (0..3000u64).collect::<Vec<_>>(), "{threads} threads");
+            assert!(
+                most.load(SeqCst) < threads.min(max) * (bytes + 1000),
+                "{threads} threads: {} bytes taken and not mapped",
+                most.load(SeqCst)
+            );
+        }
+    }
+
     #[test]
     fn a_panic_stops_every_worker_and_reaches_the_caller() {
         // A panic in the mapping, in the iterator and in the consumer: re-raised by
@@ -370,6 +458,7 @@ mod tests {
                 };
                 let jobs = Jobs {
                     len: 2,
+                    bytes: usize::MAX,
                     max: 2,
                     f: &f,
                 };

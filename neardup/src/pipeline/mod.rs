@@ -33,9 +33,9 @@
 
 use crate::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks};
 use crate::cluster::{representative, Cluster, ClusterMode, ClusterStats, Keep, UnionFind};
-use crate::document::Document;
 use crate::document::RejectReason;
 pub use crate::document::Rejection;
+use crate::document::{Document, RecordBytes};
 use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::sketch::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
@@ -53,6 +53,11 @@ use crate::verify::{site_of, PairClass, Rule, SiteMode};
 use builder::ProgressFn;
 pub use builder::{PipelineBuilder, Preset, Progress, RecallSettings, RECALL};
 use executor::Jobs;
+
+/// A job of the sketching stage ends once its records hold this many bytes
+/// ([`RecordBytes`]), even short of 64 records: a worker holds less than this plus one
+/// record of text at a time.
+const JOB_BYTES: usize = 4 << 20;
 pub use memory::peak_memory_bytes;
 pub use mirrors::MirrorPair;
 use rayon::prelude::*;
@@ -278,7 +283,7 @@ impl Pipeline {
 
     /// Maps `records` through `f` on the pool and hands the results to `consume` in
     /// input order, without a barrier between batches: records go out in jobs of up to
-    /// 64, at most [`PipelineBuilder::chunk_records`] records are in flight (taken but
+    /// 64 (or of [`JOB_BYTES`]), at most [`PipelineBuilder::chunk_records`] records are in flight (taken but
     /// not yet mapped; the results of up to 16 times as many may wait for a slow job
     /// before them). Each of the pool's threads runs a worker that takes its next job
     /// from `records` itself as soon as it is done with one, and hands on the results
@@ -286,7 +291,7 @@ impl Pipeline {
     /// work. A panic in `f` is re-raised here.
     fn ordered_map<T, R, I, F, C>(&self, records: I, f: F, consume: C)
     where
-        T: Send,
+        T: Send + RecordBytes,
         R: Send,
         I: Iterator<Item = T> + Send,
         F: Fn(&mut Scratch, T) -> R + Sync,
@@ -295,6 +300,7 @@ impl Pipeline {
         let job_len = (self.chunk_records / 8).clamp(1, 64);
         let jobs = Jobs {
             len: job_len,
+            bytes: JOB_BYTES,
             max: self.chunk_records.div_ceil(job_len),
             f: &f,
         };
@@ -322,7 +328,7 @@ impl Pipeline {
         config: BoilerplateConfig,
     ) -> Result<Boilerplate>
     where
-        T: Send,
+        T: Send + RecordBytes,
         I: IntoIterator<Item = T>,
         I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
@@ -401,7 +407,9 @@ impl Pipeline {
 
     /// Runs the pipeline over items of any type that `parse` turns into documents (or
     /// rejections) inside the parallel sketching stage, so that parsing (e.g. JSON) is
-    /// spread over the threads too.
+    /// spread over the threads too. The items say what they hold ([`RecordBytes`]): the
+    /// workers take them in jobs of up to 64 items or 4 MiB, so that memory holds a few
+    /// MB of text per thread even when each record is large.
     ///
     /// The records are taken from the iterator, and the results collected, by one of
     /// the pool's threads (which sketches too while it waits), so the iterator must be
@@ -409,7 +417,7 @@ impl Pipeline {
     /// [`run_against`](Self::run_against).
     pub fn run_with<T, I, F>(&self, records: I, parse: F) -> Result<Dedup>
     where
-        T: Send,
+        T: Send + RecordBytes,
         I: IntoIterator<Item = T>,
         I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
@@ -431,7 +439,7 @@ impl Pipeline {
         parse: F,
     ) -> Result<Dedup>
     where
-        T: Send,
+        T: Send + RecordBytes,
         I: IntoIterator<Item = T>,
         I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
@@ -453,7 +461,7 @@ impl Pipeline {
         parse: F,
     ) -> Result<Dedup>
     where
-        T: Send,
+        T: Send + RecordBytes,
         I: IntoIterator<Item = T>,
         I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
