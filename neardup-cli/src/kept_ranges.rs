@@ -364,7 +364,7 @@ mod tests {
         );
         for writers in [1, 2] {
             let out_path = dir.path().join(format!("out-{writers}.jsonl"));
-            let out = Sink::create(&out_path).unwrap();
+            let out = Sink::create(&out_path, 2).unwrap();
             let written = write_kept(&d, &inputs, &ranges, &out, writers).unwrap();
             assert_eq!(written, Some(kept), "the ranges' way was taken");
             out.commit().unwrap();
@@ -399,7 +399,7 @@ mod tests {
         let d = run(&mut on);
         let mut off = Ranges::new(1, false);
         run(&mut off);
-        let to = |name: &str| Sink::create(&dir.path().join(name)).unwrap();
+        let to = |name: &str| Sink::create(&dir.path().join(name), 2).unwrap();
         // Not noted (a compressed or read-ahead input).
         assert_eq!(
             write_kept(&d, &inputs, &off, &to("a.jsonl"), 2).unwrap(),
@@ -415,7 +415,7 @@ mod tests {
                 &d,
                 &inputs,
                 &on,
-                &Sink::create(std::path::Path::new("-")).unwrap(),
+                &Sink::create(std::path::Path::new("-"), 2).unwrap(),
                 2
             )
             .unwrap(),

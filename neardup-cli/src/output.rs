@@ -42,8 +42,9 @@ pub enum Sink {
 
 impl Sink {
     /// Starts writing `path` (`-`: standard output, JSON lines uncompressed); creates its
-    /// directory when needed.
-    pub fn create(path: &Path) -> Result<Sink> {
+    /// directory when needed. A gzip or Zstandard output is compressed on `threads`
+    /// threads (the same bytes for any number: [`Encoder::with_threads`]).
+    pub fn create(path: &Path, threads: usize) -> Result<Sink> {
         let name = path.display().to_string();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -67,7 +68,8 @@ impl Sink {
         }
         Ok(Sink::Lines {
             w: Box::new(
-                Encoder::new(compression, file).with_context(|| format!("writing {name}"))?,
+                Encoder::with_threads(compression, file, threads)
+                    .with_context(|| format!("writing {name}"))?,
             ),
             name,
         })

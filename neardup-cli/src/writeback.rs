@@ -160,7 +160,7 @@ pub fn write_back(
     };
     for input in inputs {
         let mut own = match t.output_dir {
-            Some(dir) => Some(Sink::create(&dir.join(&input.shard))?),
+            Some(dir) => Some(Sink::create(&dir.join(&input.shard), threads)?),
             None => None,
         };
         let mut own_n = 0u64;

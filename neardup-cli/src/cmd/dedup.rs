@@ -261,13 +261,13 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
             output: args
                 .output
                 .as_ref()
-                .map(|p| crate::output::Sink::create(std::path::Path::new(p)))
+                .map(|p| crate::output::Sink::create(std::path::Path::new(p), pipeline.threads()))
                 .transpose()?,
             output_dir: args.output_dir.as_deref(),
             annotate: args
                 .annotate
                 .as_ref()
-                .map(|p| crate::output::Sink::create(p))
+                .map(|p| crate::output::Sink::create(p, pipeline.threads()))
                 .transpose()?,
             rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
         },

@@ -92,14 +92,17 @@ impl Compression {
     }
 }
 
-/// A writer that compresses what it is given ([`Encoder::new`]); [`Encoder::finish`]
-/// ends the stream and gives the inner writer back.
+/// A writer that compresses what it is given ([`Encoder::new`],
+/// [`Encoder::with_threads`]); [`Encoder::finish`] ends the stream and gives the inner
+/// writer back. gzip and Zstandard are compressed on several threads, and their bytes
+/// do not depend on how many: the same input gives the same file with 1 thread or 8.
 pub enum Encoder<W: std::io::Write> {
     /// No compression.
     Plain(W),
-    /// gzip, default level.
-    Gzip(flate2::write::GzEncoder<W>),
-    /// Zstandard, level 3.
+    /// gzip, default level, in independent members ([`GzipMembers`]).
+    Gzip(GzipMembers<W>),
+    /// Zstandard, level 3, compressed by worker threads (zstd's multithreaded mode,
+    /// whose output is the same for any number of workers).
     Zstd(zstd::stream::write::Encoder<'static, W>),
     /// bzip2, default level.
     Bzip2(bzip2::write::BzEncoder<W>),
@@ -108,15 +111,25 @@ pub enum Encoder<W: std::io::Write> {
 }
 
 impl<W: std::io::Write> Encoder<W> {
-    /// Compresses into `w` with `c`.
+    /// Compresses into `w` with `c`, on one thread.
     pub fn new(c: Compression, w: W) -> std::io::Result<Self> {
+        Self::with_threads(c, w, 1)
+    }
+
+    /// Compresses into `w` with `c`; gzip and Zstandard on `threads` threads (at least
+    /// 1), with the same bytes whatever their number.
+    pub fn with_threads(c: Compression, w: W, threads: usize) -> std::io::Result<Self> {
+        let threads = threads.max(1);
         Ok(match c {
             Compression::None => Encoder::Plain(w),
-            Compression::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(
-                w,
-                flate2::Compression::default(),
-            )),
-            Compression::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
+            Compression::Gzip => Encoder::Gzip(GzipMembers::new(w, threads)),
+            Compression::Zstd => {
+                let mut e = zstd::stream::write::Encoder::new(w, 3)?;
+                // One worker or more: zstd's multithreaded format, the same bytes for
+                // any number of workers (0 would be its single-threaded one).
+                e.multithread(u32::try_from(threads).unwrap_or(u32::MAX))?;
+                Encoder::Zstd(e)
+            }
             Compression::Bzip2 => Encoder::Bzip2(bzip2::write::BzEncoder::new(
                 w,
                 bzip2::Compression::default(),
@@ -231,5 +244,210 @@ impl Read for Decompressing {
         buf[..n].copy_from_slice(&self.block[self.at..self.at + n]);
         self.at += n;
         Ok(n)
+    }
+}
+
+/// Input bytes per gzip member of [`GzipMembers`].
+pub const GZIP_MEMBER_BYTES: usize = 4 << 20;
+
+/// gzip written as independent members of [`GZIP_MEMBER_BYTES`] of input each (the last
+/// one shorter), compressed `threads` at a time: a multi-member gzip file, which gzip,
+/// zcat, Python's `gzip` and this crate's readers read as one stream (as they read
+/// pigz's or bgzip's). Members start at fixed offsets of the input, so the file's
+/// bytes do not depend on the number of threads or on how the writes were cut. Each
+/// member starts without the previous one's 32 KiB window: a file is about 0.1 %
+/// bigger than one member would be. An empty input is one empty member.
+pub struct GzipMembers<W: std::io::Write> {
+    inner: W,
+    /// The member being filled.
+    block: Vec<u8>,
+    /// Full members' input, waiting to be compressed with others.
+    full: Vec<Vec<u8>>,
+    threads: usize,
+    /// Whether any member was written.
+    wrote: bool,
+}
+
+impl<W: std::io::Write> GzipMembers<W> {
+    /// Compresses into `w` on `threads` threads (at least 1).
+    pub fn new(w: W, threads: usize) -> Self {
+        GzipMembers {
+            inner: w,
+            block: Vec::new(),
+            full: Vec::new(),
+            threads: threads.max(1),
+            wrote: false,
+        }
+    }
+
+    fn member(input: &[u8]) -> std::io::Result<Vec<u8>> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(
+            Vec::with_capacity(input.len() / 3 + 64),
+            flate2::Compression::default(),
+        );
+        e.write_all(input)?;
+        e.finish()
+    }
+
+    /// Compresses the full members, in parallel, and writes them in order.
+    fn write_full(&mut self) -> std::io::Result<()> {
+        let full = std::mem::take(&mut self.full);
+        let members: Vec<std::io::Result<Vec<u8>>> = if self.threads == 1 || full.len() == 1 {
+            full.iter().map(|b| Self::member(b)).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = full
+                    .iter()
+                    .map(|b| s.spawn(move || Self::member(b)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        for m in members {
+            self.inner.write_all(&m?)?;
+            self.wrote = true;
+        }
+        Ok(())
+    }
+
+    /// Writes what is left (the last member) and gives the inner writer back.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        if !self.block.is_empty() || !self.wrote && self.full.is_empty() {
+            let last = std::mem::take(&mut self.block);
+            self.full.push(last);
+        }
+        self.write_full()?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for GzipMembers<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.block.capacity() == 0 {
+            self.block.reserve_exact(GZIP_MEMBER_BYTES);
+        }
+        let n = buf.len().min(GZIP_MEMBER_BYTES - self.block.len());
+        self.block.extend_from_slice(&buf[..n]);
+        if self.block.len() == GZIP_MEMBER_BYTES {
+            let full = std::mem::take(&mut self.block);
+            self.full.push(full);
+            if self.full.len() == self.threads {
+                self.write_full()?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Writes the members filled so far; the one being filled waits for more input (or
+    /// [`finish`](GzipMembers::finish)), so that members keep their fixed offsets.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.write_full()?;
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Compression, Encoder, GZIP_MEMBER_BYTES};
+    use std::io::{Read, Write};
+
+    /// `data` written through the encoder in pieces of `piece` bytes.
+    fn encode(c: Compression, data: &[u8], threads: usize, piece: usize) -> Vec<u8> {
+        let mut e = Encoder::with_threads(c, Vec::new(), threads).unwrap();
+        for p in data.chunks(piece.max(1)) {
+            e.write_all(p).unwrap();
+        }
+        e.finish().unwrap()
+    }
+
+    /// Text that compresses like text, of `n` bytes.
+    fn text(n: usize) -> Vec<u8> {
+        let mut x = 1u64;
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let word = [
+                "the",
+                "near",
+                "duplicate",
+                "page",
+                "of",
+                "a",
+                "crawl",
+                "shingle",
+            ][(x >> 61) as usize];
+            out.extend_from_slice(word.as_bytes());
+            out.push(if (x >> 20).is_multiple_of(13) {
+                b'\n'
+            } else {
+                b' '
+            });
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn compressed_outputs_are_the_same_for_any_threads_and_read_back_whole() {
+        // Sizes around the member size: empty, short, one member exactly, a member and
+        // a byte, several members; written whole and in odd pieces.
+        for n in [
+            0,
+            1000,
+            GZIP_MEMBER_BYTES,
+            GZIP_MEMBER_BYTES + 1,
+            3 * GZIP_MEMBER_BYTES + 12345,
+        ] {
+            let data = text(n);
+            for c in [Compression::Gzip, Compression::Zstd] {
+                let one = encode(c, &data, 1, usize::MAX);
+                for (threads, piece) in [(1, 7777), (2, usize::MAX), (3, 1 << 20), (8, 65536)] {
+                    assert_eq!(
+                        encode(c, &data, threads, piece),
+                        one,
+                        "{c:?}, {n} bytes, {threads} threads, pieces of {piece}"
+                    );
+                }
+                let mut back = Vec::new();
+                match c {
+                    Compression::Gzip => {
+                        flate2::read::MultiGzDecoder::new(&one[..])
+                            .read_to_end(&mut back)
+                            .unwrap();
+                    }
+                    _ => {
+                        zstd::stream::read::Decoder::new(&one[..])
+                            .unwrap()
+                            .read_to_end(&mut back)
+                            .unwrap();
+                    }
+                }
+                assert!(back == data, "{c:?}, {n} bytes: read back differs");
+            }
+        }
+    }
+
+    #[test]
+    fn gzip_members_start_at_fixed_offsets() {
+        // Each member, decoded alone, is the next GZIP_MEMBER_BYTES of the input.
+        let data = text(2 * GZIP_MEMBER_BYTES + 100);
+        let out = encode(Compression::Gzip, &data, 2, 12345);
+        let mut rest = &out[..];
+        let mut members = Vec::new();
+        while !rest.is_empty() {
+            let mut d = flate2::bufread::GzDecoder::new(rest);
+            let mut m = Vec::new();
+            d.read_to_end(&mut m).unwrap();
+            rest = d.into_inner();
+            members.push(m.len());
+        }
+        assert_eq!(members, [GZIP_MEMBER_BYTES, GZIP_MEMBER_BYTES, 100]);
     }
 }

@@ -26,7 +26,7 @@ mod read_ahead;
 pub mod shards;
 mod warc;
 
-pub use compression::{Compression, Encoder};
+pub use compression::{Compression, Encoder, GzipMembers, GZIP_MEMBER_BYTES};
 pub use counter::ReadCounter;
 pub use jsonl::{parse_general, parse_json_record, JsonlLine, JsonlLines, Mapped, RELEASE_BEHIND};
 pub use read_ahead::ReadAhead;
