@@ -136,9 +136,10 @@ impl RecordBytes for Document {
     }
 }
 
-impl RecordBytes for std::result::Result<Document, Rejection> {
+/// A record or why it could not be read: the record's bytes, else nothing.
+impl<T: RecordBytes, E> RecordBytes for std::result::Result<T, E> {
     fn record_bytes(&self) -> usize {
-        self.as_ref().map_or(0, Document::record_bytes)
+        self.as_ref().map_or(0, T::record_bytes)
     }
 }
 

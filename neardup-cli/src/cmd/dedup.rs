@@ -221,9 +221,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         Some(r)
     });
     let records: Box<dyn Iterator<Item = _> + Send> = if read_ahead {
-        Box::new(ReadAhead::bounded(reader, 128, 1 << 20, 8, |r| {
-            r.as_ref().map_or(0, |r| r.bytes() as usize)
-        }))
+        Box::new(ReadAhead::bounded(reader, 128, 1 << 20, 8))
     } else {
         Box::new(reader)
     };

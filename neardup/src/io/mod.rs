@@ -682,6 +682,14 @@ mod tests {
         }
     }
 
+    /// An item numbered `.0` that holds 100 bytes.
+    struct Hundred(usize);
+    impl crate::document::RecordBytes for Hundred {
+        fn record_bytes(&self) -> usize {
+            100
+        }
+    }
+
     #[test]
     fn bounded_read_ahead_holds_no_more_than_its_chunks_of_bytes() {
         // Items of 100 "bytes", chunks ending at 250 (3 items), 2 queued: at most 4
@@ -693,7 +701,7 @@ mod tests {
         let items = (0..10_000usize).inspect(move |_| {
             p.fetch_add(1, SeqCst);
         });
-        let mut r = ReadAhead::bounded(items, 128, 250, 2, |_| 100);
+        let mut r = ReadAhead::bounded(items.map(Hundred), 128, 250, 2).map(|h| h.0);
         assert_eq!(r.next(), Some(0));
         for _ in 0..50 {
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -707,7 +715,9 @@ mod tests {
             "every item, in order"
         );
         // Weights that never reach the bound: chunks of `chunk` items.
-        let got: Vec<usize> = ReadAhead::bounded(0..1000usize, 7, 1 << 20, 3, |_| 1).collect();
+        let got: Vec<usize> = ReadAhead::bounded((0..1000usize).map(Hundred), 7, 1 << 20, 3)
+            .map(|h| h.0)
+            .collect();
         assert_eq!(got, (0..1000).collect::<Vec<_>>());
     }
 

@@ -1,6 +1,8 @@
 //! Reading ahead on a thread of its own, so that the workers never wait for the disk or
 //! the decompressor.
 
+use crate::document::RecordBytes;
+
 /// Runs an iterator on a background thread, in chunks of up to `chunk` items, at most
 /// `depth` chunks ahead of the consumer: reading and splitting records (decompression,
 /// line splitting, Parquet decoding) overlaps with the work done on them, instead of
@@ -31,19 +33,21 @@ impl<T: Send + 'static> ReadAhead<T> {
     where
         I: Iterator<Item = T> + Send + 'static,
     {
-        Self::bounded(iter, chunk, usize::MAX, depth, |_| 0)
+        Self::start(iter, chunk, usize::MAX, depth, |_| 0)
     }
 
     /// Starts reading `iter` ahead in chunks of up to `chunk` items that end, too, once
-    /// their items' `weight`s add up to `bytes` (`chunk`, `bytes` and `depth` are at
+    /// their items hold `bytes` ([`RecordBytes`]; `chunk`, `bytes` and `depth` are at
     /// least 1).
-    pub fn bounded<I>(
-        iter: I,
-        chunk: usize,
-        bytes: usize,
-        depth: usize,
-        weight: fn(&T) -> usize,
-    ) -> Self
+    pub fn bounded<I>(iter: I, chunk: usize, bytes: usize, depth: usize) -> Self
+    where
+        I: Iterator<Item = T> + Send + 'static,
+        T: RecordBytes,
+    {
+        Self::start(iter, chunk, bytes, depth, T::record_bytes)
+    }
+
+    fn start<I>(iter: I, chunk: usize, bytes: usize, depth: usize, weight: fn(&T) -> usize) -> Self
     where
         I: Iterator<Item = T> + Send + 'static,
     {
