@@ -747,6 +747,49 @@ fn eval_on_a_generated_corpus_with_truth() {
 }
 
 #[test]
+fn synth_compresses_as_the_output_name_says() {
+    // The same corpus plain and through each compressor, read back by independent
+    // decoders (flate2, the zstd crate, bzip2, liblzma).
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let synth = |name: &str| {
+        ok_in(
+            dir.path(),
+            &["synth", "--base", "300", "--seed", "9", "-o", name],
+        );
+        std::fs::File::open(dir.path().join(name)).unwrap()
+    };
+    let mut plain = Vec::new();
+    synth("c.jsonl").read_to_end(&mut plain).unwrap();
+    assert!(plain.len() > 10_000);
+    let mut back: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut gz = Vec::new();
+    flate2::read::MultiGzDecoder::new(synth("c.jsonl.gz"))
+        .read_to_end(&mut gz)
+        .unwrap();
+    back.push(("gz", gz));
+    let mut zst = Vec::new();
+    zstd::stream::read::Decoder::new(synth("c.jsonl.zst"))
+        .unwrap()
+        .read_to_end(&mut zst)
+        .unwrap();
+    back.push(("zst", zst));
+    let mut bz = Vec::new();
+    bzip2::read::MultiBzDecoder::new(synth("c.jsonl.bz2"))
+        .read_to_end(&mut bz)
+        .unwrap();
+    back.push(("bz2", bz));
+    let mut xz = Vec::new();
+    liblzma::read::XzDecoder::new_multi_decoder(synth("c.jsonl.xz"))
+        .read_to_end(&mut xz)
+        .unwrap();
+    back.push(("xz", xz));
+    for (kind, bytes) in back {
+        assert!(bytes == plain, "{kind}: not the plain corpus");
+    }
+}
+
+#[test]
 fn stage_one_flags_select_the_generator_and_its_parameters() {
     let dir = tempfile::tempdir().unwrap();
     let stage_one = |args: &[&str]| {

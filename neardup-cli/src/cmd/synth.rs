@@ -3,7 +3,7 @@
 use crate::*;
 use anyhow::{bail, Result};
 use clap::Args;
-use neardup::io::{Fields, Input, Reader};
+use neardup::io::{Compression, Encoder, Fields, Input, Reader};
 use neardup::persist::AtomicFile;
 use neardup::synth::SynthConfig;
 use std::io::Write;
@@ -55,7 +55,7 @@ pub struct SynthArgs {
     /// Seed.
     #[arg(long, default_value_t = SynthConfig::default().seed)]
     pub seed: u64,
-    /// Output JSONL (`-` for standard output; `.zst` or `.gz` compresses).
+    /// Output JSONL (`-` for standard output; `.gz`, `.zst`, `.bz2` or `.xz` compresses).
     #[arg(short, long, default_value = "-")]
     pub output: String,
     /// Write the planted pairs here as JSONL: base, variant, kind.
@@ -109,7 +109,13 @@ pub fn synth(args: SynthArgs) -> Result<()> {
         ..Default::default()
     };
     let generator = Generator::new(cfg)?;
-    let mut out = SynthOutput::open(&args.output)?;
+    // Compressed as the name says, on every core (the same bytes for any number).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out = Encoder::with_threads(
+        Compression::by_name(&args.output),
+        AtomicFile::create(&args.output)?,
+        threads,
+    )?;
     let mut truth = match &args.truth {
         Some(t) => Some(AtomicFile::create(t)?),
         None => None,
@@ -122,56 +128,9 @@ pub fn synth(args: SynthArgs) -> Result<()> {
             t.write_all(b"\n")?;
         }
     }
-    out.finish()?;
+    out.finish()?.commit()?;
     if let Some(t) = truth {
         t.commit()?;
     }
     Ok(())
-}
-
-/// Output of `synth`: plain, zstd or gzip by the file name's extension.
-pub enum SynthOutput {
-    Plain(AtomicFile),
-    Zstd(zstd::Encoder<'static, AtomicFile>),
-    Gzip(flate2::write::GzEncoder<AtomicFile>),
-}
-
-impl SynthOutput {
-    fn open(path: &str) -> Result<SynthOutput> {
-        Ok(if path.ends_with(".zst") {
-            SynthOutput::Zstd(zstd::Encoder::new(AtomicFile::create(path)?, 3)?)
-        } else if path.ends_with(".gz") {
-            SynthOutput::Gzip(flate2::write::GzEncoder::new(
-                AtomicFile::create(path)?,
-                flate2::Compression::fast(),
-            ))
-        } else {
-            SynthOutput::Plain(AtomicFile::create(path)?)
-        })
-    }
-
-    fn finish(self) -> Result<()> {
-        match self {
-            SynthOutput::Plain(o) => Ok(o.commit()?),
-            SynthOutput::Zstd(z) => Ok(z.finish()?.commit()?),
-            SynthOutput::Gzip(g) => Ok(g.finish()?.commit()?),
-        }
-    }
-}
-
-impl Write for SynthOutput {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            SynthOutput::Plain(w) => w.write(buf),
-            SynthOutput::Zstd(w) => w.write(buf),
-            SynthOutput::Gzip(w) => w.write(buf),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            SynthOutput::Plain(w) => w.flush(),
-            SynthOutput::Zstd(w) => w.flush(),
-            SynthOutput::Gzip(w) => w.flush(),
-        }
-    }
 }
