@@ -1,6 +1,10 @@
 //! Parquet files, read row group by row group: the records of the first pass (only the
 //! columns the fields name are decoded) and the rows of the second, which writes
-//! outputs with the input's schema. Memory holds a batch of rows at a time.
+//! outputs with the input's schema. Memory holds a batch of rows at a time: up to
+//! 1,024 rows, fewer when a row group's rows are big (about 4 MiB of the columns read,
+//! by the row group's metadata). The decoder reads a data page whole, so a page is
+//! held too: a writer that puts many big rows in one page (pyarrow checks the page's
+//! size every 1,024 rows by default) makes a reader hold them all, whatever the batch.
 //!
 //! A record is a row; its position is the row's number in the file, from 1. The
 //! columns are the ones [`Fields`] names (a dotted name such as `meta.url` reaches into
@@ -25,8 +29,22 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Rows decoded at a time (a batch holds this many records' columns).
+/// Rows decoded at a time at most (a batch holds this many records' columns).
 const BATCH_ROWS: usize = 1024;
+
+/// The bytes a batch holds, about: a row group whose rows are bigger on average than
+/// `BATCH_BYTES / BATCH_ROWS` is decoded in batches of fewer rows (one at least), by
+/// the uncompressed size of its columns that are read. Without it, 150 rows of 2.1 MB
+/// in one row group were decoded at once: a peak of 642 MB.
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// The rows of a batch of a row group of `rows` rows whose columns read hold `bytes`
+/// bytes uncompressed: [`BATCH_ROWS`], fewer when that would hold more than about
+/// [`BATCH_BYTES`], one at least.
+fn batch_rows(rows: u64, bytes: u64) -> usize {
+    let fit = (BATCH_BYTES as u128 * rows as u128 / bytes.max(1) as u128).max(1);
+    fit.min(BATCH_ROWS as u128) as usize
+}
 
 /// Whether the file starts with Parquet's magic bytes `PAR1`.
 pub(super) fn is_parquet(path: &Path) -> bool {
@@ -130,8 +148,17 @@ impl Rows {
 
     fn open_group(&self, group: usize) -> std::result::Result<ParquetRecordBatchReader, String> {
         let file = self.file.try_clone().map_err(|e| e.to_string())?;
+        let g = self.meta.metadata().row_group(group);
+        let bytes: u64 = g
+            .columns()
+            .iter()
+            .enumerate()
+            .filter(|(leaf, _)| self.mask.as_ref().is_none_or(|m| m.leaf_included(*leaf)))
+            .map(|(_, c)| c.uncompressed_size().max(0) as u64)
+            .sum();
+        let rows = batch_rows(g.num_rows().max(0) as u64, bytes);
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
-            .with_batch_size(BATCH_ROWS)
+            .with_batch_size(rows)
             .with_row_groups(vec![group]);
         if let Some(m) = &self.mask {
             b = b.with_projection(m.clone());
@@ -290,5 +317,71 @@ impl ParquetRecords {
             }
         }
         self.queue.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Piece, Rows, BATCH_BYTES, BATCH_ROWS};
+    use arrow::array::{Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    use std::sync::Arc;
+
+    /// A file of one row group of `rows` rows whose `text` is `bytes` bytes each (a
+    /// page per 8 rows, so that pages are not what holds the memory).
+    fn file(dir: &std::path::Path, rows: usize, bytes: usize) -> std::path::PathBuf {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("text", DataType::Utf8, false),
+        ]));
+        let ids: StringArray = (0..rows).map(|i| Some(format!("d{i}"))).collect();
+        let text: StringArray = (0..rows)
+            .map(|i| Some(format!("{i:08} ").repeat(bytes / 9)))
+            .collect();
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(text)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(rows))
+            .set_write_batch_size(8)
+            .set_data_page_row_count_limit(8)
+            .set_dictionary_enabled(false)
+            .build();
+        let p = dir.join(format!("{rows}x{bytes}.parquet"));
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&p).unwrap(), schema, Some(props)).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+        p
+    }
+
+    /// Rows of 300 KB are decoded a few at a time, under `2 × BATCH_BYTES` a batch (1,024
+    /// at a time, 77 MB); small rows still `BATCH_ROWS` at a time; every row once, in
+    /// order.
+    #[test]
+    fn big_rows_are_decoded_a_few_at_a_time() {
+        let t = tempfile::tempdir().unwrap();
+        for (rows, bytes, want) in [(256, 300_000, 13), (3000, 90, BATCH_ROWS)] {
+            let p = file(t.path(), rows, bytes);
+            let mut seen = 0;
+            let mut biggest = 0;
+            for piece in Rows::open(&p, None).unwrap() {
+                let Piece::Batch(b) = piece else {
+                    panic!("a valid file")
+                };
+                let text = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+                for i in 0..b.num_rows() {
+                    assert!(text.value(i).starts_with(&format!("{:08} ", seen + i)));
+                }
+                seen += b.num_rows();
+                biggest = biggest.max(b.num_rows());
+                if bytes > 1000 {
+                    let held: usize = b.columns().iter().map(|c| c.get_buffer_memory_size()).sum();
+                    assert!(held as u64 <= 2 * BATCH_BYTES, "{held} bytes");
+                }
+            }
+            assert_eq!(seen, rows);
+            assert_eq!(biggest, want, "{rows} rows of {bytes} bytes");
+        }
     }
 }
