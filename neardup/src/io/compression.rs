@@ -251,18 +251,20 @@ impl Read for Decompressing {
 pub const GZIP_MEMBER_BYTES: usize = 4 << 20;
 
 /// gzip written as independent members of [`GZIP_MEMBER_BYTES`] of input each (the last
-/// one shorter), compressed `threads` at a time: a multi-member gzip file, which gzip,
-/// zcat, Python's `gzip` and this crate's readers read as one stream (as they read
-/// pigz's or bgzip's). Members start at fixed offsets of the input, so the file's
+/// one shorter), compressed on up to `threads` threads beside the writer's, which goes on
+/// filling the next one: a multi-member gzip file, which gzip, zcat, Python's `gzip`
+/// and this crate's readers read as one stream (as they read pigz's or bgzip's).
+/// Members start at fixed offsets of the input and are written in order, so the file's
 /// bytes do not depend on the number of threads or on how the writes were cut. Each
 /// member starts without the previous one's 32 KiB window: a file is about 0.1 %
-/// bigger than one member would be. An empty input is one empty member.
+/// bigger than one member would be. An empty input is one empty member. Memory: the
+/// member being filled and up to `threads` being compressed, 4 MiB of input each.
 pub struct GzipMembers<W: std::io::Write> {
     inner: W,
     /// The member being filled.
     block: Vec<u8>,
-    /// Full members' input, waiting to be compressed with others.
-    full: Vec<Vec<u8>>,
+    /// Members being compressed, oldest first, each on a thread of its own.
+    pending: std::collections::VecDeque<std::thread::JoinHandle<std::io::Result<Vec<u8>>>>,
     threads: usize,
     /// Whether any member was written.
     wrote: bool,
@@ -274,7 +276,7 @@ impl<W: std::io::Write> GzipMembers<W> {
         GzipMembers {
             inner: w,
             block: Vec::new(),
-            full: Vec::new(),
+            pending: std::collections::VecDeque::new(),
             threads: threads.max(1),
             wrote: false,
         }
@@ -290,37 +292,42 @@ impl<W: std::io::Write> GzipMembers<W> {
         e.finish()
     }
 
-    /// Compresses the full members, in parallel, and writes them in order.
-    fn write_full(&mut self) -> std::io::Result<()> {
-        let full = std::mem::take(&mut self.full);
-        let members: Vec<std::io::Result<Vec<u8>>> = if self.threads == 1 || full.len() == 1 {
-            full.iter().map(|b| Self::member(b)).collect()
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = full
-                    .iter()
-                    .map(|b| s.spawn(move || Self::member(b)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            })
-        };
-        for m in members {
-            self.inner.write_all(&m?)?;
+    /// Starts compressing the member `input` on a thread of its own, after waiting for
+    /// (and writing) the oldest when `threads` are at work.
+    fn start(&mut self, input: Vec<u8>) -> std::io::Result<()> {
+        while self.pending.len() >= self.threads {
+            self.write_oldest()?;
+        }
+        self.pending
+            .push_back(std::thread::spawn(move || Self::member(&input)));
+        Ok(())
+    }
+
+    /// Waits for the oldest member being compressed and writes it.
+    fn write_oldest(&mut self) -> std::io::Result<()> {
+        if let Some(h) = self.pending.pop_front() {
+            let m = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            self.inner.write_all(&m)?;
             self.wrote = true;
+        }
+        Ok(())
+    }
+
+    /// Writes every member started, in order.
+    fn write_pending(&mut self) -> std::io::Result<()> {
+        while !self.pending.is_empty() {
+            self.write_oldest()?;
         }
         Ok(())
     }
 
     /// Writes what is left (the last member) and gives the inner writer back.
     pub fn finish(mut self) -> std::io::Result<W> {
-        if !self.block.is_empty() || !self.wrote && self.full.is_empty() {
+        if !self.block.is_empty() || !self.wrote && self.pending.is_empty() {
             let last = std::mem::take(&mut self.block);
-            self.full.push(last);
+            self.start(last)?;
         }
-        self.write_full()?;
+        self.write_pending()?;
         self.inner.flush()?;
         Ok(self.inner)
     }
@@ -335,10 +342,7 @@ impl<W: std::io::Write> std::io::Write for GzipMembers<W> {
         self.block.extend_from_slice(&buf[..n]);
         if self.block.len() == GZIP_MEMBER_BYTES {
             let full = std::mem::take(&mut self.block);
-            self.full.push(full);
-            if self.full.len() == self.threads {
-                self.write_full()?;
-            }
+            self.start(full)?;
         }
         Ok(n)
     }
@@ -346,7 +350,7 @@ impl<W: std::io::Write> std::io::Write for GzipMembers<W> {
     /// Writes the members filled so far; the one being filled waits for more input (or
     /// [`finish`](GzipMembers::finish)), so that members keep their fixed offsets.
     fn flush(&mut self) -> std::io::Result<()> {
-        self.write_full()?;
+        self.write_pending()?;
         self.inner.flush()
     }
 }
