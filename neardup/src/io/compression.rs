@@ -250,6 +250,27 @@ impl Read for Decompressing {
 /// Input bytes per gzip member of [`GzipMembers`].
 pub const GZIP_MEMBER_BYTES: usize = 4 << 20;
 
+/// One gzip member of `input`, default level.
+fn gzip_member(input: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(
+        Vec::with_capacity(input.len() / 3 + 64),
+        flate2::Compression::default(),
+    );
+    e.write_all(input)?;
+    e.finish()
+}
+
+/// Starts compressing `input` into a gzip member on a thread of its own; an error when
+/// the system cannot start one.
+fn spawn_member(
+    input: Vec<u8>,
+) -> std::io::Result<std::thread::JoinHandle<std::io::Result<Vec<u8>>>> {
+    std::thread::Builder::new()
+        .name("gzip member".into())
+        .spawn(move || gzip_member(&input))
+}
+
 /// gzip written as independent members of [`GZIP_MEMBER_BYTES`] of input each (the last
 /// one shorter), compressed on up to `threads` threads beside the writer's, which goes on
 /// filling the next one: a multi-member gzip file, which gzip, zcat, Python's `gzip`
@@ -282,24 +303,13 @@ impl<W: std::io::Write> GzipMembers<W> {
         }
     }
 
-    fn member(input: &[u8]) -> std::io::Result<Vec<u8>> {
-        use std::io::Write;
-        let mut e = flate2::write::GzEncoder::new(
-            Vec::with_capacity(input.len() / 3 + 64),
-            flate2::Compression::default(),
-        );
-        e.write_all(input)?;
-        e.finish()
-    }
-
     /// Starts compressing the member `input` on a thread of its own, after waiting for
     /// (and writing) the oldest when `threads` are at work.
     fn start(&mut self, input: Vec<u8>) -> std::io::Result<()> {
         while self.pending.len() >= self.threads {
             self.write_oldest()?;
         }
-        self.pending
-            .push_back(std::thread::spawn(move || Self::member(&input)));
+        self.pending.push_back(spawn_member(input)?);
         Ok(())
     }
 
@@ -359,6 +369,22 @@ impl<W: std::io::Write> std::io::Write for GzipMembers<W> {
 mod tests {
     use super::{Compression, Encoder, GZIP_MEMBER_BYTES};
     use std::io::{Read, Write};
+
+    /// A borrowed writer works too (the members are compressed on threads of their
+    /// own, which must not need the writer to live for ever).
+    #[test]
+    fn gzip_into_a_borrowed_writer() {
+        let data = text(2 * GZIP_MEMBER_BYTES + 5);
+        let mut out = Vec::new();
+        let mut e = Encoder::with_threads(Compression::Gzip, &mut out, 2).unwrap();
+        e.write_all(&data).unwrap();
+        e.finish().unwrap();
+        let mut back = Vec::new();
+        flate2::read::MultiGzDecoder::new(&out[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert!(back == data);
+    }
 
     /// `data` written through the encoder in pieces of `piece` bytes.
     fn encode(c: Compression, data: &[u8], threads: usize, piece: usize) -> Vec<u8> {
