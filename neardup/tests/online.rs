@@ -123,6 +123,34 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
 }
 
 #[test]
+fn batches_sketched_on_many_threads_give_the_brute_force_verdicts() {
+    // Near-duplicates of one another inside one batch, an empty document and one over
+    // the size cap among them: each batch gives what the scan gives one by one.
+    let mut docs = corpus(4);
+    docs[17].body = neardup::Body::Text(String::new());
+    docs[40].body = neardup::Body::Text("word ".repeat(3000));
+    for threads in [1, 4] {
+        let mut b = Pipeline::builder();
+        b.threads(Some(threads)).max_document_bytes(10_000);
+        let p = b.build().unwrap();
+        let want = brute_force(&p, &docs);
+        assert_eq!(want[17].0, "rejected");
+        assert_eq!(want[40].0, "rejected");
+        for size in [1, 7, 64, docs.len()] {
+            let d = Deduper::new(p.clone()).unwrap();
+            let got: Vec<Labelled> = docs
+                .chunks(size)
+                .flat_map(|batch| d.check_and_insert_many(batch))
+                .map(|v| label_class(&v.unwrap()))
+                .collect();
+            assert_eq!(got, want, "{threads} threads, batches of {size}");
+            let stored = want.iter().filter(|(v, ..)| v == "new").count();
+            assert_eq!(d.len(), stored);
+        }
+    }
+}
+
+#[test]
 fn checks_from_eight_threads_equal_checks_from_one() {
     let docs = corpus(3);
     let (first, rest) = docs.split_at(docs.len() / 2);

@@ -128,6 +128,12 @@ class Deduper:
         cannot both be new); resending a stored document is a retry: `"new"`, nothing
         changes."""
         ...
+    def check_and_insert_many(self, docs: Iterable[Record]) -> list[Verdict]:
+        """`check_and_insert` of each record of `docs`, in order, with the documents
+        sketched first on the pipeline's threads: the same verdicts as one call per record
+        (a record sees those before it), as a list in the order of `docs`. A failure to log
+        a change raises; the records before it are stored."""
+        ...
     def insert(self, doc: Record) -> Verdict:
         """Stores `doc` whatever it duplicates (an id already stored is replaced); returns
         the verdict it had before."""

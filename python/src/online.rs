@@ -135,6 +135,46 @@ impl Deduper {
         self.run(py, doc, |d, x| d.check_and_insert(x))
     }
 
+    /// `check_and_insert` of each record of `docs` (an iterable), in order, with the
+    /// documents sketched first on the pipeline's threads: the same verdicts as one
+    /// call per record (a record sees those before it), as a list in the order of
+    /// `docs`. A failure to log a change raises; the records before it are stored.
+    fn check_and_insert_many<'py>(
+        &self,
+        py: Python<'py>,
+        docs: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        // Each record read, or answered at once when it cannot be.
+        let mut items: Vec<Result<usize, (Option<String>, Verdict)>> = Vec::new();
+        let mut batch: Vec<neardup::Document> = Vec::new();
+        for doc in docs.try_iter()? {
+            let at = self.seen.fetch_add(1, Ordering::Relaxed);
+            match record(&doc?, &self.fields, at) {
+                Err(rej) => items.push(Err((rej.id, Verdict::Rejected { reason: rej.reason }))),
+                Ok(d) => {
+                    items.push(Ok(batch.len()));
+                    batch.push(d);
+                }
+            }
+        }
+        let inner = self.inner.clone();
+        let (batch, verdicts) = without_gil(py, move || {
+            let v = inner.check_and_insert_many(&batch);
+            Ok((batch, v))
+        })?;
+        let mut checked: Vec<Verdict> = Vec::with_capacity(verdicts.len());
+        for v in verdicts {
+            checked.push(v.map_err(crate::to_py_err)?);
+        }
+        items
+            .into_iter()
+            .map(|item| match item {
+                Err((id, v)) => verdict_dict(py, id.as_deref(), &v),
+                Ok(i) => verdict_dict(py, Some(&batch[i].id), &checked[i]),
+            })
+            .collect()
+    }
+
     /// Stores `doc` whatever it duplicates (an id already stored is replaced); returns
     /// the verdict it had before.
     fn insert<'py>(

@@ -44,6 +44,22 @@ def test_deduper_gives_the_verdicts_of_neardup_stream(cli, corpus, tmp_path):
     assert [(g["id"], g["verdict"], g["of"]) for g in got] == [(w["id"], w["verdict"], w["of"]) for w in want]
 
 
+def test_batches_give_the_verdicts_of_one_call_per_record(corpus):
+    rows = read_jsonl(corpus)
+    rows.insert(7, {"id": "bad"})  # no text: rejected in its place
+    one = neardup.Deduper()
+    want = [one.check_and_insert(r) for r in rows]
+    assert want[7]["verdict"] == "rejected" and "missing field" in want[7]["reason"]
+    for size in (1, 5, 64, len(rows)):
+        d = neardup.Deduper()
+        got = []
+        for i in range(0, len(rows), size):
+            got += d.check_and_insert_many(iter(rows[i:i + size]))
+        assert got == want, size
+        assert len(d) == len(one)
+    assert neardup.Deduper().check_and_insert_many([]) == []
+
+
 def test_state_directory_survives_reopening(corpus, tmp_path):
     rows = read_jsonl(corpus)
     one = neardup.Deduper()

@@ -622,12 +622,56 @@ impl Deduper {
     /// nothing changes (so a client may resend what it got no answer for). An error is
     /// a failure to log the change (nothing was applied).
     pub fn check_and_insert(&self, doc: &Document) -> Result<Verdict> {
-        let p = match self.prepare(doc) {
-            Err(reason) => return Ok(Verdict::Rejected { reason }),
-            Ok(p) => p,
-        };
+        match self.prepare(doc) {
+            Err(reason) => Ok(Verdict::Rejected { reason }),
+            Ok(p) => self.check_and_insert_prepared(doc, &p),
+        }
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) of each document of `docs`, in
+    /// order, with the documents sketched first on the pipeline's threads: the same
+    /// verdicts as those calls one after the other (a document sees the ones before it
+    /// in `docs`), for any number of threads. The verdicts come in the order of `docs`;
+    /// at the first error (a failure to log a change), the rest are not applied and the
+    /// vector ends with that error. Other threads' calls may come between two documents
+    /// of `docs`, as between two calls. Sketching takes most of a document's time, so
+    /// a batch goes about as many times faster as there are threads; `neardup stream`
+    /// uses it for the records at hand.
+    pub fn check_and_insert_many(&self, docs: &[Document]) -> Vec<Result<Verdict>> {
+        use rayon::prelude::*;
+        let prepared: Vec<std::result::Result<Prepared, RejectReason>> =
+            self.pipeline.install(|| {
+                docs.par_iter()
+                    .with_min_len(4)
+                    .map(|doc| {
+                        self.prepare(doc).map(|mut p| {
+                            // Asked for again under the lock: the state changes between.
+                            p.prefetched = false;
+                            p
+                        })
+                    })
+                    .collect()
+            });
+        let mut out = Vec::with_capacity(docs.len());
+        for (doc, p) in docs.iter().zip(prepared) {
+            let v = match p {
+                Err(reason) => Ok(Verdict::Rejected { reason }),
+                Ok(p) => self.check_and_insert_prepared(doc, &p),
+            };
+            let failed = v.is_err();
+            out.push(v);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The locked part of [`check_and_insert`](Self::check_and_insert), for `doc`
+    /// prepared as `p`.
+    fn check_and_insert_prepared(&self, doc: &Document, p: &Prepared) -> Result<Verdict> {
         let mut st = self.write();
-        st.prefetch(&p);
+        st.prefetch(p);
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         if let Some(slot) = old {
             if st.sketches.exact_fingerprints()[slot as usize] == p.sketch.exact {
@@ -636,12 +680,12 @@ impl Deduper {
         }
         let mut walked = std::mem::take(&mut st.walked);
         walked.id = Some(id_end);
-        let v = self.verdict(&st, &p, Some(&mut walked));
+        let v = self.verdict(&st, p, Some(&mut walked));
         let mut logged = Ok(());
         if v == Verdict::New {
-            logged = self.log_insert(&mut st, &doc.id, &p);
+            logged = self.log_insert(&mut st, &doc.id, p);
             if logged.is_ok() {
-                self.store(&mut st, &doc.id, &p, old, Some(&walked));
+                self.store(&mut st, &doc.id, p, old, Some(&walked));
             }
         }
         st.walked = walked;

@@ -274,7 +274,7 @@ impl Pipeline {
         self.install(rayon::current_num_threads)
     }
 
-    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
             Some(p) => p.install(f),
             None => f(),
