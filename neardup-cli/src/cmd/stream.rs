@@ -104,24 +104,17 @@ pub fn stream(args: StreamArgs) -> Result<()> {
     // read in one go is not written one system call per line.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut changes = 0u64;
-    // The records at hand are answered together: sketched on the pipeline's threads,
-    // then checked and stored one after the other in their order
-    // (`Deduper::check_and_insert_many`: the verdicts one call per record would give).
-    // A batch ends at the first record not at hand, so no answer waits for input.
-    let mut batch: Vec<Item> = Vec::new();
-    let mut docs: Vec<neardup::Document> = Vec::new();
     while let Some(line) = lines.next() {
-        batch.push(match line {
-            JsonlLine::Record { at, bytes } => {
-                match parse_json_record(bytes, &fields, "stdin", at) {
-                    Err(rej) => Item::Answered(rej.id, Verdict::Rejected { reason: rej.reason }),
-                    Ok(doc) => {
-                        docs.push(doc);
-                        Item::Checked
-                    }
+        let (id, verdict) = match line {
+            JsonlLine::Record { at, bytes } => match parse_json_record(bytes, &fields, "stdin", at)
+            {
+                Err(rej) => (rej.id, Verdict::Rejected { reason: rej.reason }),
+                Ok(doc) => {
+                    let v = d.check_and_insert(&doc)?;
+                    (Some(doc.id), v)
                 }
-            }
-            JsonlLine::TooLarge { bytes, .. } => Item::Answered(
+            },
+            JsonlLine::TooLarge { bytes, .. } => (
                 None,
                 Verdict::Rejected {
                     reason: RejectReason::RecordTooLarge {
@@ -131,75 +124,18 @@ pub fn stream(args: StreamArgs) -> Result<()> {
                 },
             ),
             JsonlLine::Unreadable { at, error } => {
-                answer(&d, &mut batch, &mut docs, &mut out)?;
-                out.flush()?;
                 bail!("reading standard input, line {at}: {error}")
-            }
-        });
-        let full = batch.len() >= STREAM_BATCH;
-        if full || !lines.line_at_hand() {
-            changes += answer(&d, &mut batch, &mut docs, &mut out)?;
-            let compact = args.compact_every > 0 && changes >= args.compact_every;
-            if compact || !lines.line_at_hand() {
-                out.flush()?;
-            }
-            if compact {
-                d.compact()?;
-                changes = 0;
-            }
-        }
-    }
-    answer(&d, &mut batch, &mut docs, &mut out)?;
-    out.flush()?;
-    d.sync()?;
-    Ok(())
-}
-
-/// Records answered together at most (the records at hand, up to this many).
-const STREAM_BATCH: usize = 256;
-
-/// A record of a batch: answered on reading (rejected), or one of the batch's
-/// documents, checked with the others.
-enum Item {
-    Answered(Option<String>, Verdict),
-    Checked,
-}
-
-/// Checks and stores `docs` (the `Checked` items of `batch`, in order), writes a verdict
-/// line per item in order, and empties both; returns the documents stored. A failure to
-/// log a change is returned after the lines of the records before it.
-fn answer(
-    d: &Deduper,
-    batch: &mut Vec<Item>,
-    docs: &mut Vec<neardup::Document>,
-    out: &mut impl Write,
-) -> Result<u64> {
-    let mut verdicts = d.check_and_insert_many(docs).into_iter();
-    let mut docs_in_order = docs.drain(..);
-    let mut stored = 0;
-    for item in batch.drain(..) {
-        let (id, verdict) = match item {
-            Item::Answered(id, v) => (id, v),
-            Item::Checked => {
-                let doc = docs_in_order.next().expect("a document per checked item");
-                match verdicts
-                    .next()
-                    .expect("a verdict per document up to an error")
-                {
-                    Ok(v) => (Some(doc.id), v),
-                    Err(e) => return Err(e.into()),
-                }
             }
         };
         if verdict == Verdict::New {
-            stored += 1;
+            changes += 1;
         }
         let reason = match &verdict {
             Verdict::Rejected { reason } => Some(reason.to_string()),
             _ => None,
         };
         serde_json::to_writer(
-            &mut *out,
+            &mut out,
             &VerdictLine {
                 id: id.as_deref(),
                 verdict: verdict.as_str(),
@@ -208,6 +144,16 @@ fn answer(
             },
         )?;
         out.write_all(b"\n")?;
+        let compact = args.compact_every > 0 && changes >= args.compact_every;
+        if compact || !lines.line_at_hand() {
+            out.flush()?;
+        }
+        if compact {
+            d.compact()?;
+            changes = 0;
+        }
     }
-    Ok(stored)
+    out.flush()?;
+    d.sync()?;
+    Ok(())
 }
