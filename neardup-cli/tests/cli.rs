@@ -762,29 +762,24 @@ fn synth_compresses_as_the_output_name_says() {
     let mut plain = Vec::new();
     synth("c.jsonl").read_to_end(&mut plain).unwrap();
     assert!(plain.len() > 10_000);
-    let mut back: Vec<(&str, Vec<u8>)> = Vec::new();
-    let mut gz = Vec::new();
-    flate2::read::MultiGzDecoder::new(synth("c.jsonl.gz"))
-        .read_to_end(&mut gz)
-        .unwrap();
-    back.push(("gz", gz));
-    let mut zst = Vec::new();
-    zstd::stream::read::Decoder::new(synth("c.jsonl.zst"))
-        .unwrap()
-        .read_to_end(&mut zst)
-        .unwrap();
-    back.push(("zst", zst));
-    let mut bz = Vec::new();
-    bzip2::read::MultiBzDecoder::new(synth("c.jsonl.bz2"))
-        .read_to_end(&mut bz)
-        .unwrap();
-    back.push(("bz2", bz));
-    let mut xz = Vec::new();
-    liblzma::read::XzDecoder::new_multi_decoder(synth("c.jsonl.xz"))
-        .read_to_end(&mut xz)
-        .unwrap();
-    back.push(("xz", xz));
-    for (kind, bytes) in back {
+    use bzip2::read::MultiBzDecoder;
+    use flate2::read::MultiGzDecoder;
+    use liblzma::read::XzDecoder;
+    let decoders: [(&str, Box<dyn Read>); 4] = [
+        ("gz", Box::new(MultiGzDecoder::new(synth("c.jsonl.gz")))),
+        (
+            "zst",
+            Box::new(zstd::Decoder::new(synth("c.jsonl.zst")).unwrap()),
+        ),
+        ("bz2", Box::new(MultiBzDecoder::new(synth("c.jsonl.bz2")))),
+        (
+            "xz",
+            Box::new(XzDecoder::new_multi_decoder(synth("c.jsonl.xz"))),
+        ),
+    ];
+    for (kind, mut r) in decoders {
+        let mut bytes = Vec::new();
+        r.read_to_end(&mut bytes).unwrap();
         assert!(bytes == plain, "{kind}: not the plain corpus");
     }
 }

@@ -370,8 +370,7 @@ mod tests {
     use super::{Compression, Encoder, GZIP_MEMBER_BYTES};
     use std::io::{Read, Write};
 
-    /// A borrowed writer works too (the members are compressed on threads of their
-    /// own, which must not need the writer to live for ever).
+    /// A borrowed writer works too: the members' threads take only their input.
     #[test]
     fn gzip_into_a_borrowed_writer() {
         let data = text(2 * GZIP_MEMBER_BYTES + 5);

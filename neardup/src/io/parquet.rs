@@ -35,7 +35,8 @@ const BATCH_ROWS: usize = 1024;
 /// The bytes a batch holds, about: a row group whose rows are bigger on average than
 /// `BATCH_BYTES / BATCH_ROWS` is decoded in batches of fewer rows (one at least), by
 /// the uncompressed size of its columns that are read. Without it, 150 rows of 2.1 MB
-/// in one row group were decoded at once: a peak of 642 MB.
+/// in one row group (a data page per row) were decoded at once: a peak of 347 MB,
+/// against 77–80 MB with it.
 const BATCH_BYTES: u64 = 4 << 20;
 
 /// The rows of a batch of a row group of `rows` rows whose columns read hold `bytes`
