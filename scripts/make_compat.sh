@@ -10,5 +10,6 @@ out=fixtures/compat
 mkdir -p "$out"
 head -n 24 fixtures/demo.jsonl > "$out/corpus.jsonl"
 "$bin" sketch "$out/corpus.jsonl" -o "$out/v3.sketches" -q
+"$bin" sketch "$out/corpus.jsonl" -o "$out/v4.sketches" -q --simhash false
 "$bin" index fingerprint "$out/corpus.jsonl" | awk '{print $1, $2}' > "$out/fingerprints.txt"
 "$bin" index build "$out/fingerprints.txt" -o "$out/v1.index" --design k3-4

@@ -164,6 +164,12 @@ pub struct Params {
     /// Seed mixed into every random parameter [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Compute each record's 64-bit simhash [default: true]. `--simhash false` keeps 8
+    /// bytes less per record in memory when nothing reads the simhash (refused with
+    /// `--candidates simhash`); saved sketches then carry 0 in its place (sketch file
+    /// version 4). `neardup stream` leaves it out by itself.
+    #[arg(long)]
+    pub simhash: Option<bool>,
     /// A TOML file with any of these settings (keys as the flags, without dashes
     /// prefix: `shingle = 5`).
     #[arg(long)]
@@ -214,7 +220,8 @@ impl Params {
             keep,
             threads,
             max_document_bytes,
-            seed
+            seed,
+            simhash
         );
         Ok(self)
     }
@@ -269,6 +276,9 @@ impl Params {
             }
             if let Some(v) = self.seed {
                 c.seed = v;
+            }
+            if let Some(v) = self.simhash {
+                c.simhash = v;
             }
         }
         if let Some(v) = self.min_shared {

@@ -122,6 +122,75 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
     }
 }
 
+/// The deduper leaves the simhash out of its sketches only when its rule does not read
+/// it. With a simhash filter for cross-site pairs it keeps it (left out, every simhash
+/// would be 0 and every cross-site candidate would pass), and its verdicts are the
+/// brute-force scan's. A state keeps what it holds: one made without simhashes is
+/// refused by that rule; one made with them goes on with them under the default rule,
+/// and its compacted snapshot holds the batch sketches whole.
+#[test]
+fn the_simhash_is_left_out_only_when_the_rule_does_not_read_it() {
+    use neardup::online::SyncPolicy::Never;
+    use neardup::verify::filter::SimhashFilter;
+    let docs = corpus(3);
+    let plain = pipeline(false);
+    let rule = plain.rule().clone().with_class_filter(
+        PairClass::CrossSite,
+        std::sync::Arc::new(SimhashFilter { max_distance: 2 }),
+    );
+    let p = Pipeline::builder().rule(rule).build().unwrap();
+    assert!(p.rule().reads_simhash() && !plain.rule().reads_simhash());
+    let want = brute_force(&p, &docs);
+    assert_ne!(
+        want,
+        brute_force(&plain, &docs),
+        "the filter changes verdicts"
+    );
+    let d = Deduper::new(p.clone()).unwrap();
+    assert!(d.pipeline().sketcher().config().simhash);
+    let got: Vec<_> = docs
+        .iter()
+        .map(|x| label_class(&d.check_and_insert(x).unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    let d = Deduper::new(plain.clone()).unwrap();
+    assert!(!d.pipeline().sketcher().config().simhash);
+
+    let dir = tempfile::tempdir().unwrap();
+    let without = dir.path().join("without");
+    {
+        let d = Deduper::open(&without, plain.clone(), Never).unwrap();
+        for x in &docs[..20] {
+            d.check_and_insert(x).unwrap();
+        }
+    }
+    let err = Deduper::open(&without, p.clone(), Never)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"simhash\":false"), "{err}");
+    let with = dir.path().join("with");
+    {
+        let d = Deduper::open(&with, p.clone(), Never).unwrap();
+        for x in &docs[..20] {
+            d.check_and_insert(x).unwrap();
+        }
+    }
+    let d = Deduper::open(&with, plain.clone(), Never).unwrap();
+    assert!(d.pipeline().sketcher().config().simhash);
+    for x in &docs[20..40] {
+        d.check_and_insert(x).unwrap();
+    }
+    d.compact().unwrap();
+    let snap = neardup::persist::sketches::SavedSketches::load(&with.join("snapshot.1")).unwrap();
+    assert!(snap.config.simhash && snap.len() > 10);
+    for (i, id) in snap.ids.iter().enumerate() {
+        let doc = docs.iter().find(|x| &x.id == id).unwrap();
+        let want = plain.sketch_record(doc).unwrap().0;
+        assert_ne!(want.simhash, 0);
+        assert_eq!(snap.sketches.get(i).to_owned(), want, "{id}");
+    }
+}
+
 #[test]
 fn batches_sketched_on_many_threads_give_the_brute_force_verdicts() {
     // Near-duplicates of one another inside one batch, an empty document and one over
@@ -370,8 +439,12 @@ fn a_compacted_snapshot_holds_the_live_documents_in_order() {
     let snap = neardup::persist::sketches::SavedSketches::load(&path.join("snapshot.1")).unwrap();
     let ids: Vec<&str> = want.iter().map(|w| w.id.as_str()).collect();
     assert_eq!(snap.ids, ids);
+    // The paper preset's rule does not read the simhash: the deduper leaves it out, and
+    // the snapshot says so. Every other part is the batch sketch's.
+    assert!(!snap.config.simhash);
     for (i, w) in want.iter().enumerate() {
-        let (sketch, site) = p.sketch_record(w).unwrap();
+        let (mut sketch, site) = p.sketch_record(w).unwrap();
+        sketch.simhash = 0;
         assert_eq!(snap.sketches.get(i).to_owned(), sketch, "{}", w.id);
         assert_eq!(snap.sites[i], site, "{}", w.id);
     }

@@ -702,3 +702,44 @@ fn an_exact_duplicate_of_a_near_duplicate() {
     assert_eq!(d.clusters[0].representative, 0);
     d.reconcile(4).unwrap();
 }
+
+/// A batch run with the simhash left out: the same clusters as with it, every sketch's
+/// simhash 0 and 8 bytes less per document; a rule that reads the simhash refuses such
+/// settings when the pipeline is built.
+#[test]
+fn the_simhash_left_out_changes_nothing_else_and_is_refused_where_read() {
+    let docs = generate(&SynthConfig {
+        base_documents: 150,
+        duplicate_rate: 0.5,
+        seed: 12,
+        ..Default::default()
+    })
+    .documents;
+    let full = Pipeline::builder()
+        .build()
+        .unwrap()
+        .run(docs.clone())
+        .unwrap();
+    let mut b = Pipeline::builder();
+    b.sketch_config_mut().simhash = false;
+    let without = b.build().unwrap().run(docs).unwrap();
+    assert_eq!(without.clusters, full.clusters);
+    assert_eq!(without.kept, full.kept);
+    assert!(full.clusters.len() > 10);
+    for i in 0..full.sketches.len() {
+        let mut want = full.sketches.get(i).to_owned();
+        want.simhash = 0;
+        assert_eq!(without.sketches.get(i).to_owned(), want);
+    }
+    assert_eq!(
+        without.sketches.bytes_per_document() + 8,
+        full.sketches.bytes_per_document()
+    );
+    let mut b = Pipeline::builder();
+    b.sketch_config_mut().simhash = false;
+    b.filter(Arc::new(neardup::verify::filter::SimhashFilter {
+        max_distance: 3,
+    }));
+    let err = b.build().unwrap_err().to_string();
+    assert!(err.contains("reads the simhash"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! Every vector path this CPU has (portable, AVX2, AVX-512), forced in turn: the
 //! min-hash and Charikar kernels equal their documented definitions, and whole sketches
-//! (text and HTML, both presets, weighted projections, Pugh checksums) are identical on
-//! every path. One test function: the path is process-wide.
+//! (text and HTML, both presets, weighted projections, Pugh checksums, Charikar over
+//! shingles) are identical on every path, and with the simhash left out they are the
+//! same but for it. One test function: the path is process-wide.
 use neardup::sketch::charikar::Projector;
 use neardup::sketch::{force_simd, simd_detect, SimdLevel};
 use neardup::synth::{generate, SynthConfig};
@@ -31,10 +32,27 @@ fn sketches_on_this_path() -> Vec<neardup::Sketch> {
             pugh: Some(Default::default()),
             ..SketchConfig::default()
         },
+        SketchConfig {
+            charikar_features: neardup::Features::Shingles,
+            ..SketchConfig::default()
+        },
     ];
     for cfg in configs {
-        let sk = Sketcher::new(cfg).unwrap();
-        out.extend(docs.iter().map(|d| sk.sketch(d)));
+        let sk = Sketcher::new(cfg.clone()).unwrap();
+        // Without the simhash (one projection of the Charikar bits alone, not 448 bits
+        // in one pass): every other part the same, the simhash 0.
+        let without = Sketcher::new(SketchConfig {
+            simhash: false,
+            ..cfg
+        })
+        .unwrap();
+        for d in &docs {
+            let s = sk.sketch(d);
+            let mut want = s.clone();
+            want.simhash = 0;
+            assert_eq!(without.sketch(d), want, "{}", d.id);
+            out.push(s);
+        }
     }
     out
 }

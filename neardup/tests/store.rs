@@ -166,3 +166,63 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
         .unwrap_err();
     assert!(err.to_string().contains("sketch settings differ"));
 }
+
+/// Settings without the simhash are saved as version 4 and load with it 0; a file whose
+/// version does not match what its settings say about the simhash (a version 3 without
+/// one would be taken for simhashes of 0 by an older build) is refused as damaged.
+#[test]
+fn sketches_without_simhash_are_version_4_and_a_mismatch_is_refused() {
+    let with = saved(12);
+    let config = SketchConfig::builder().simhash(false).build().unwrap();
+    let mut sketches = neardup::Sketches::new(&config);
+    for i in 0..with.len() {
+        sketches.push(&with.sketches.get(i).to_owned());
+    }
+    let without = SavedSketches {
+        config,
+        ids: with.ids.clone(),
+        sites: with.sites.clone(),
+        sketches,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (p3, p4) = (dir.path().join("3.sketches"), dir.path().join("4.sketches"));
+    with.save(&p3).unwrap();
+    without.save(&p4).unwrap();
+    let (b3, b4) = (std::fs::read(&p3).unwrap(), std::fs::read(&p4).unwrap());
+    assert_eq!(&b3[8..12], &3u32.to_le_bytes());
+    assert_eq!(&b4[8..12], &4u32.to_le_bytes());
+    let l = SavedSketches::load(&p4).unwrap();
+    assert!(!l.config.simhash);
+    for i in 0..with.len() {
+        let mut want = with.sketches.get(i).to_owned();
+        assert_ne!(want.simhash, 0);
+        want.simhash = 0;
+        assert_eq!(l.sketches.get(i).to_owned(), want);
+    }
+    // The other version written in, the checksum made right: refused by what it says.
+    let relabel = |bytes: &[u8], version: u32| {
+        let mut b = bytes.to_vec();
+        b[8..12].copy_from_slice(&version.to_le_bytes());
+        let body = b.len() - 12;
+        let crc = crc32fast::hash(&b[..body]);
+        b[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    let err = SavedSketches::from_bytes(&relabel(&b4, 3))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("version-3 file") && err.contains("no simhash"),
+        "{err}"
+    );
+    let err = SavedSketches::from_bytes(&relabel(&b3, 4))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("version-4 file") && err.contains("a simhash"),
+        "{err}"
+    );
+    // Unchanged, both load.
+    assert!(SavedSketches::from_bytes(&relabel(&b3, 3)).is_ok());
+    assert!(SavedSketches::from_bytes(&relabel(&b4, 4)).is_ok());
+}

@@ -92,6 +92,13 @@ pub trait CandidateGenerator: Send + Sync + std::fmt::Debug {
     fn as_supershingles(&self) -> Option<&Supershingles> {
         None
     }
+
+    /// Whether the generator reads the sketches' 64-bit simhash: sketches made without
+    /// it ([`crate::sketch::SketchConfig::simhash`] off) are refused for such a
+    /// generator. By default true (a generator that does not say is assumed to).
+    fn reads_simhash(&self) -> bool {
+        true
+    }
 }
 
 /// Bucketing limits shared by the generators.
@@ -356,6 +363,10 @@ impl CandidateGenerator for Supershingles {
         format!("broder(shared>={})", self.min_shared)
     }
 
+    fn reads_simhash(&self) -> bool {
+        false
+    }
+
     fn as_supershingles(&self) -> Option<&Supershingles> {
         Some(self)
     }
@@ -508,6 +519,10 @@ impl CandidateGenerator for CharikarBlocks {
         format!("charikar-blocks(distance<={})", self.max_distance)
     }
 
+    fn reads_simhash(&self) -> bool {
+        false
+    }
+
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         hamming(a.charikar, b.charikar) <= self.max_distance
     }
@@ -555,6 +570,10 @@ impl CandidateGenerator for PughChecksums {
         "pugh(shared>=1)".into()
     }
 
+    fn reads_simhash(&self) -> bool {
+        false
+    }
+
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         a.pugh.iter().zip(b.pugh).any(|(x, y)| x == y && *x != 0)
     }
@@ -597,6 +616,10 @@ pub struct SimhashCandidates {
 impl CandidateGenerator for SimhashCandidates {
     fn name(&self) -> String {
         format!("simhash64(distance<={})", self.design.k)
+    }
+
+    fn reads_simhash(&self) -> bool {
+        true
     }
 
     fn is_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {

@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! DIR/snapshot.G   the stored documents (id, site, sketch) in insertion order: a sketch
-//!                  file (crate::persist::sketches, version 3), written atomically
+//!                  file (crate::persist::sketches: version 4 when its settings leave
+//!                  the simhash out, as a deduper's do unless its rule reads it; 3
+//!                  when they do not), written atomically
 //! DIR/log.G        the changes since: "NDDEDLOG", version u32 (2), then entries
 //!                  len u32, crc32 u32 of the payload, payload:
 //!                  1 u8 + a sketch-file record (insert; an id already stored is replaced)
@@ -180,7 +182,15 @@ pub(crate) fn open(
         }
     };
     let snap = SavedSketches::load(&snapshot_path(dir, g))?;
-    if snap.config.fingerprint() != config.fingerprint() {
+    // Sketches with simhashes serve a deduper that leaves them out (it goes on making
+    // them for this state); the other way round, the simhashes are missing.
+    let with_simhash = SketchConfig {
+        simhash: true,
+        ..config.clone()
+    };
+    if snap.config.fingerprint() != config.fingerprint()
+        && snap.config.fingerprint() != with_simhash.fingerprint()
+    {
         return Err(Error::Incompatible(format!(
             "the state in {} was made with {}, this deduper uses {}",
             dir.display(),

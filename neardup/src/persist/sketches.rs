@@ -1,7 +1,7 @@
 //! Saved sketches: write the sketches of a snapshot once, dedup later snapshots against
 //! them without re-reading the old records.
 //!
-//! # File format (version 3)
+//! # File format (versions 3 and 4)
 //!
 //! The [`crate::persist::container`] format of every saved file, kind `"NDSKETCH"` /
 //! `"NDSKEND1"`; its header is the [`SketchConfig`] as JSON (sketches are comparable only
@@ -14,15 +14,23 @@
 //! pugh R·L × u64 (only when the settings have Pugh checksums)
 //! ```
 //!
+//! Version 4 is written for settings without the simhash (`"simhash": false` in the
+//! header, [`SketchConfig::simhash`]): the records keep their layout and their simhash
+//! field holds 0, which a version-3 reader would take for simhashes (a build before
+//! the setting ignores it in the header), so such a file has a version of its own.
+//! Files of sketches with simhashes are still written as version 3 and read by older
+//! builds. A version-4 file that says it has simhashes, or a version 2 or 3 that says
+//! it has none, is refused as damaged.
+//!
 //! Version 3 added each record's site, so that a pair of an old and a new record is
 //! judged in the class (same site, cross site) a batch run would give it. Version 2
 //! files are still read, their records without sites (their pairs are of the unknown
 //! class, as when they were written). Version 1 files may hold sketches made before
 //! min-hash values became 32-bit, which would compare silently wrongly with this
 //! build's, so they are refused with that reason (make them again with `neardup
-//! sketch`). Committed files of versions 2 and 3 (`fixtures/compat/v2.sketches`,
-//! `fixtures/compat/v3.sketches`) are read by the tests, and the version-3 one is
-//! re-written byte for byte.
+//! sketch`). Committed files of versions 2, 3 and 4 (`fixtures/compat/v2.sketches`,
+//! `fixtures/compat/v3.sketches`, `fixtures/compat/v4.sketches`) are read by the tests,
+//! and those of versions 3 and 4 are re-written byte for byte.
 //!
 //! Files are written atomically (temporary file, fsync, rename). Loading checks magic,
 //! version, lengths and the checksum before using anything, and reports a damaged,
@@ -38,15 +46,18 @@ use std::path::Path;
 pub const MAGIC: &[u8; 8] = b"NDSKETCH";
 /// Magic bytes at the end of a sketch file.
 pub const END_MAGIC: &[u8; 8] = b"NDSKEND1";
-/// The format version written (and the only one read).
-pub const VERSION: u32 = 3;
+/// The newest format version: written for settings without the simhash (sketches with
+/// one are written as [`VERSION_WITH_SIMHASH`]).
+pub const VERSION: u32 = 4;
+/// The version written for sketches with simhashes (the settings' default).
+pub const VERSION_WITH_SIMHASH: u32 = 3;
 
 const KIND: Kind = Kind {
     name: "sketch file",
     magic: MAGIC,
     end: END_MAGIC,
     version: VERSION,
-    readable: &[2],
+    readable: &[2, 3],
     refused: &[
         "",
         "version 1 files may hold sketches made before min-hash values became 32-bit, which \
@@ -114,6 +125,12 @@ impl SavedSketches {
         config
             .validate()
             .map_err(|e| r.error(format!("bad settings: {e}")))?;
+        if config.simhash != (version < 4) {
+            return Err(r.error(format!(
+                "a version-{version} file whose settings say the sketches have {} simhash",
+                if config.simhash { "a" } else { "no" }
+            )));
+        }
         let ss = config.supershingles;
         let words = config.charikar_bits / 64;
         let pw = config.pugh.map_or(0, |p| p.width());
@@ -157,7 +174,15 @@ pub(crate) fn save_records<'a>(
     records: impl Iterator<Item = (&'a str, Option<&'a str>, SketchRef<'a>)>,
 ) -> Result<()> {
     let header = serde_json::to_vec(config).map_err(|e| Error::Config(e.to_string()))?;
-    container::write(path, &KIND, &header, count, |put| {
+    let kind = Kind {
+        version: if config.simhash {
+            VERSION_WITH_SIMHASH
+        } else {
+            VERSION
+        },
+        ..KIND
+    };
+    container::write(path, &kind, &header, count, |put| {
         let mut buf = Vec::with_capacity(256);
         let mut n = 0u64;
         for (id, site, s) in records {

@@ -386,6 +386,23 @@ impl Pipeline {
         Ok(s)
     }
 
+    /// This pipeline with other sketch settings (what the online deduper sketches with:
+    /// the same settings, with or without the simhash).
+    pub(crate) fn with_sketch_config(
+        &self,
+        config: crate::sketch::SketchConfig,
+    ) -> Result<Pipeline> {
+        if !config.simhash && self.rule.reads_simhash() {
+            return Err(Error::Config(
+                "the rule reads the simhash, which these sketch settings leave out".into(),
+            ));
+        }
+        Ok(Pipeline {
+            sketcher: Sketcher::new(config)?,
+            ..self.clone()
+        })
+    }
+
     /// Runs the pipeline over documents.
     pub fn run<I>(&self, docs: I) -> Result<Dedup>
     where

@@ -10,6 +10,12 @@ pub trait PairFilter: Send + Sync + std::fmt::Debug {
     fn name(&self) -> String;
     /// True iff the pair is kept.
     fn accept(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool;
+    /// Whether [`accept`](Self::accept) reads the sketches' 64-bit simhash: sketches
+    /// made without it ([`crate::sketch::SketchConfig::simhash`] off) are refused for
+    /// such a filter. By default true (a filter that does not say is assumed to).
+    fn reads_simhash(&self) -> bool {
+        true
+    }
 }
 
 /// Keep a pair iff its Charikar agreement is at least `min_agreement` bits, inclusive
@@ -39,6 +45,9 @@ impl PairFilter for CharikarFilter {
                 .or_min_shared
                 .is_some_and(|r| shared_supershingles(a.supershingles, b.supershingles) >= r)
     }
+    fn reads_simhash(&self) -> bool {
+        false
+    }
 }
 
 /// Keep a pair iff at least `min_shared` supershingles agree, inclusive.
@@ -51,6 +60,9 @@ pub struct SupershingleFilter {
 impl PairFilter for SupershingleFilter {
     fn name(&self) -> String {
         format!("broder(shared>={})", self.min_shared)
+    }
+    fn reads_simhash(&self) -> bool {
+        false
     }
     fn accept(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         shared_supershingles(a.supershingles, b.supershingles) >= self.min_shared
@@ -68,6 +80,9 @@ impl PairFilter for SimhashFilter {
     fn name(&self) -> String {
         format!("simhash64(distance<={})", self.max_distance)
     }
+    fn reads_simhash(&self) -> bool {
+        true
+    }
     fn accept(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
         hamming(&[a.simhash], &[b.simhash]) <= self.max_distance
     }
@@ -80,6 +95,9 @@ pub struct AcceptAll;
 impl PairFilter for AcceptAll {
     fn name(&self) -> String {
         "none".into()
+    }
+    fn reads_simhash(&self) -> bool {
+        false
     }
     fn accept(&self, _: SketchRef<'_>, _: SketchRef<'_>) -> bool {
         true

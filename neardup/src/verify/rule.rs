@@ -140,6 +140,12 @@ impl Rule {
         self
     }
 
+    /// Whether stage one or a filter reads the sketches' 64-bit simhash (the sketches
+    /// must then have it: [`crate::sketch::SketchConfig::simhash`]).
+    pub fn reads_simhash(&self) -> bool {
+        self.candidates.reads_simhash() || self.filters.iter().any(|f| f.reads_simhash())
+    }
+
     /// Stage one's generator.
     pub fn candidates(&self) -> &Arc<dyn CandidateGenerator> {
         &self.candidates
