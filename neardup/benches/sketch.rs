@@ -210,6 +210,25 @@ fn charikar(c: &mut Criterion) {
             out[0]
         })
     });
+    // Each vector path this CPU has, forced (the same bits on every path): AVX-512
+    // counts 8 words a vector, AVX2 and portable 4 words in 64-bit integers.
+    use neardup::sketch::{force_simd, simd_detect, SimdLevel};
+    for path in [SimdLevel::Portable, SimdLevel::Avx2, SimdLevel::Avx512] {
+        if path > simd_detect() {
+            continue;
+        }
+        g.bench_function(BenchmarkId::new("neardup", format!("{path:?}")), |b| {
+            force_simd(path).unwrap();
+            let mut out = [0u64; 6];
+            b.iter(|| {
+                for t in &terms {
+                    p.project(t, &[], &mut out);
+                }
+                out[0]
+            })
+        });
+    }
+    force_simd(simd_detect()).unwrap();
     // Baseline: an i32 counter per bit, ±1 per term occurrence.
     g.bench_function("naive", |b| {
         b.iter(|| {

@@ -108,9 +108,9 @@ pub mod reference {
     pub fn check_projection(proj: &Projector, weighted: bool, what: &str) {
         let bits = proj.bits();
         let mut rng = ChaCha8Rng::seed_from_u64(2);
-        // Block edges of the bit-sliced kernel (16 features) and, past 65,535 features,
-        // the segmented path.
-        for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 70_000] {
+        // Block edges of the bit-sliced kernels (16 features), a count through all 16
+        // bits of their counters (65,535) and, past that, the segmented path.
+        for len in [0usize, 1, 2, 15, 16, 17, 50, 3000, 65_535, 70_000] {
             if weighted && len > 3000 {
                 continue;
             }
