@@ -356,32 +356,37 @@ kernel! {
     /// and up) with the carry rippling up only as far as it goes. Before it, the
     /// AVX2 and portable paths kept a 16-bit counter per bit and added to each: `neardup
     /// dedup` of the Rust documentation's text on one thread took 3.5 s with AVX2 and
-    /// 4.5 s portable, now 0.85 s and 1.85 s (AVX-512: 0.62 s); 384 bits over terms,
-    /// 155 M terms/s with AVX2 and 85 M portable (the `charikar384` bench).
+    /// 4.5 s portable, now 0.82 s and 1.85 s (AVX-512: 0.62 s); 384 bits over terms,
+    /// 171 M terms/s with AVX2 and 85 M portable (the `charikar384` bench).
     fn bitsliced_planes(seeds: &[u64; LANES], features: &[u64], planes: &mut [[u64; LANES]; 16]) {
         debug_assert!(features.len() <= u16::MAX as usize);
         let z = [0u64; LANES];
         let (mut ones, mut twos, mut fours, mut eights) = (z, z, z, z);
         let mut high = [z; 12];
         for block in features.chunks(16) {
-            let mut h = [z; 16];
-            for (hi, &x) in h.iter_mut().zip(block) {
-                for k in 0..LANES {
-                    hi[k] = crate::sketch::hash::mix64(x ^ seeds[k]);
+            // Each feature hashed as the tree takes it (16 hashed at once do not fit
+            // AVX2's registers beside the tree's state).
+            let h = |i: usize| -> [u64; LANES] {
+                let mut w = [0u64; LANES];
+                if let Some(&x) = block.get(i) {
+                    for k in 0..LANES {
+                        w[k] = crate::sketch::hash::mix64(x ^ seeds[k]);
+                    }
                 }
-            }
-            let (twos_a, o) = csa4(ones, h[0], h[1]);
-            let (twos_b, o) = csa4(o, h[2], h[3]);
+                w
+            };
+            let (twos_a, o) = csa4(ones, h(0), h(1));
+            let (twos_b, o) = csa4(o, h(2), h(3));
             let (fours_a, t) = csa4(twos, twos_a, twos_b);
-            let (twos_a, o) = csa4(o, h[4], h[5]);
-            let (twos_b, o) = csa4(o, h[6], h[7]);
+            let (twos_a, o) = csa4(o, h(4), h(5));
+            let (twos_b, o) = csa4(o, h(6), h(7));
             let (fours_b, t) = csa4(t, twos_a, twos_b);
             let (eights_a, f) = csa4(fours, fours_a, fours_b);
-            let (twos_a, o) = csa4(o, h[8], h[9]);
-            let (twos_b, o) = csa4(o, h[10], h[11]);
+            let (twos_a, o) = csa4(o, h(8), h(9));
+            let (twos_b, o) = csa4(o, h(10), h(11));
             let (fours_a, t) = csa4(t, twos_a, twos_b);
-            let (twos_a, o) = csa4(o, h[12], h[13]);
-            let (twos_b, o) = csa4(o, h[14], h[15]);
+            let (twos_a, o) = csa4(o, h(12), h(13));
+            let (twos_b, o) = csa4(o, h(14), h(15));
             let (fours_b, t) = csa4(t, twos_a, twos_b);
             let (eights_b, f) = csa4(f, fours_a, fours_b);
             let (sixteens, e) = csa4(eights, eights_a, eights_b);
