@@ -69,13 +69,21 @@ fn sketch_file_v3_reads_with_sites_and_rewrites_byte_for_byte() {
         }
     }
     assert!(with_site > 0, "the corpus has URLs, so the file has sites");
+    sketch_again_equals("v3.sketches", &[]);
+}
+
+/// `neardup sketch corpus.jsonl -q` with `flags` writes the committed file `name` byte
+/// for byte; returns the bytes written.
+fn sketch_again_equals(name: &str, flags: &[&str]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
+    let again = dir.path().join("again.sketches");
     let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
         .arg("sketch")
         .arg(fixture("corpus.jsonl"))
         .arg("-o")
-        .arg(dir.path().join("again.sketches"))
+        .arg(&again)
         .arg("-q")
+        .args(flags)
         .output()
         .unwrap();
     assert!(
@@ -83,10 +91,9 @@ fn sketch_file_v3_reads_with_sites_and_rewrites_byte_for_byte() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        std::fs::read(dir.path().join("again.sketches")).unwrap(),
-        std::fs::read(fixture("v3.sketches")).unwrap()
-    );
+    let bytes = std::fs::read(&again).unwrap();
+    assert_eq!(bytes, std::fs::read(fixture(name)).unwrap(), "{name}");
+    bytes
 }
 
 /// Version 4: sketches made without the simhash. Every other part of each record is
@@ -105,28 +112,10 @@ fn sketch_file_v4_reads_without_simhashes_and_rewrites_byte_for_byte() {
         want.simhash = 0;
         assert_eq!(saved.sketches.get(i).to_owned(), want, "record {id}");
     }
-    let dir = tempfile::tempdir().unwrap();
-    let again = dir.path().join("again.sketches");
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .arg("sketch")
-        .arg(fixture("corpus.jsonl"))
-        .arg("-o")
-        .arg(&again)
-        .args(["-q", "--simhash", "false"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        std::fs::read(&again).unwrap(),
-        std::fs::read(fixture("v4.sketches")).unwrap()
-    );
+    let again = sketch_again_equals("v4.sketches", &["--simhash", "false"]);
     // A build that reads version 3 only would take the zeros for simhashes: the file
     // says version 4.
-    assert_eq!(&std::fs::read(&again).unwrap()[8..12], &4u32.to_le_bytes());
+    assert_eq!(&again[8..12], &4u32.to_le_bytes());
 }
 
 #[test]
