@@ -386,6 +386,27 @@ impl Pipeline {
         Ok(s)
     }
 
+    /// [`sketch_only`](Self::sketch_only) with a hook (see
+    /// [`Sketcher::sketch_hooked`](crate::sketch::Sketcher)): the same reasons for a
+    /// reject, and unless the hook stops it, the same sketch.
+    pub(crate) fn sketch_hooked(
+        &self,
+        doc: &Document,
+        hook: &mut impl crate::sketch::SketchHook,
+    ) -> std::result::Result<crate::sketch::Sketched, RejectReason> {
+        use crate::sketch::Sketched;
+        if doc.body.len() > self.max_document_bytes {
+            return Err(too_large(doc.body.len(), self.max_document_bytes));
+        }
+        let s = self.sketcher.sketch_hooked(doc, hook);
+        match &s {
+            Sketched::Sketch(Sketch { terms: 0, .. }) | Sketched::Exact { terms: 0, .. } => {
+                Err(RejectReason::Empty)
+            }
+            _ => Ok(s),
+        }
+    }
+
     /// This pipeline with other sketch settings (what the online deduper sketches with:
     /// the same settings, with or without the simhash).
     pub(crate) fn with_sketch_config(

@@ -436,6 +436,50 @@ impl Sketches {
     }
 }
 
+thread_local! {
+    /// The buffers of [`Sketcher::sketch`] and [`Sketcher::sketch_hooked`], one per
+    /// thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
+}
+
+/// What the caller of [`Sketcher::sketch_hooked`] is told as a sketch is made, each
+/// part as soon as it is known. The online deduper asks for the cells its lookups will
+/// read (so the cache misses overlap the rest of the sketching), and stops at an exact
+/// duplicate: its verdict reads nothing else.
+pub(crate) trait SketchHook {
+    /// The exact fingerprint ([`Sketch::exact`]), once the terms are known.
+    fn exact(&mut self, exact: u128) {
+        let _ = exact;
+    }
+    /// Asked once the shingles are made: true stops the sketch there, with only the
+    /// exact fingerprint and the number of terms ([`Sketched::Exact`]).
+    fn stop(&mut self) -> bool {
+        false
+    }
+    /// The supershingles ([`Sketch::supershingles`]), before the projections are made.
+    fn supershingles(&mut self, ss: &[u64]) {
+        let _ = ss;
+    }
+}
+
+/// No hook: told nothing, never stops.
+impl SketchHook for () {}
+
+/// What [`Sketcher::sketch_hooked`] made.
+#[derive(Debug, Clone)]
+pub(crate) enum Sketched {
+    /// The whole sketch.
+    Sketch(Sketch),
+    /// Only the exact fingerprint and the number of terms: the caller said it needs
+    /// nothing else.
+    Exact {
+        /// The fingerprint ([`Sketch::exact`]).
+        exact: u128,
+        /// The number of terms ([`Sketch::terms`]).
+        terms: u32,
+    },
+}
+
 /// Reusable buffers of a [`Sketcher`]; one per thread.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
@@ -517,10 +561,28 @@ impl Sketcher {
     /// Sketches one document (with buffers kept per thread, so repeated calls do not
     /// allocate them again).
     pub fn sketch(&self, doc: &Document) -> Sketch {
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
-        }
         SCRATCH.with(|s| self.sketch_with(doc, &mut s.borrow_mut()))
+    }
+
+    /// [`sketch`](Self::sketch), telling `hook` its parts as they are made, and stopped
+    /// after the shingles when the hook says that the exact fingerprint is all it needs
+    /// (skipping the min-hashing and the projections, about two fifths of a sketch).
+    /// Told no, the same sketch.
+    pub(crate) fn sketch_hooked(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketched {
+        SCRATCH.with(|s| {
+            let s = &mut *s.borrow_mut();
+            s.tokens.clear();
+            self.tokenizer
+                .tokenize(&doc.body, doc.url.as_deref(), &mut s.tokens);
+            let exact = combine128(&s.tokens.fps, EXACT_SEED);
+            hook.exact(exact);
+            self.shingle(s, None);
+            if hook.stop() {
+                let terms = s.tokens.fps.len().min(u32::MAX as usize) as u32;
+                return Sketched::Exact { exact, terms };
+            }
+            Sketched::Sketch(self.sketch_shingles_hooked(s, exact, hook))
+        })
     }
 
     /// Sketches one document reusing `scratch`'s buffers.
@@ -593,6 +655,13 @@ impl Sketcher {
         s: &mut Scratch,
         drop: Option<(&ahash::AHashSet<u64>, &mut usize)>,
     ) -> Sketch {
+        self.shingle(s, drop);
+        self.sketch_shingles(s, combine128(&s.tokens.fps, EXACT_SEED))
+    }
+
+    /// The shingles of `s`'s terms into `s.shingles`; with `drop`, those in the set are
+    /// left out (unless that leaves none) and their number is added to the counter.
+    fn shingle(&self, s: &mut Scratch, drop: Option<(&ahash::AHashSet<u64>, &mut usize)>) {
         let c = &self.config;
         s.shingles.clear();
         shingles(
@@ -609,10 +678,27 @@ impl Sketcher {
                 *dropped += n - left;
             }
         }
+    }
+
+    /// The sketch of `s`'s terms and shingles, whose exact fingerprint is `exact`.
+    fn sketch_shingles(&self, s: &mut Scratch, exact: u128) -> Sketch {
+        self.sketch_shingles_hooked(s, exact, &mut ())
+    }
+
+    /// [`sketch_shingles`](Self::sketch_shingles), the supershingles told to `hook`
+    /// before the projections are made.
+    fn sketch_shingles_hooked(
+        &self,
+        s: &mut Scratch,
+        exact: u128,
+        hook: &mut impl SketchHook,
+    ) -> Sketch {
+        let c = &self.config;
         s.mins.resize(c.minhashes, 0);
         self.minhasher.min_values(&s.shingles, &mut s.mins);
         let mut ss = vec![0u64; c.supershingles];
         supershingles(&s.mins, &mut ss);
+        hook.supershingles(&ss);
         let words = c.charikar_bits / 64;
         let mut charikar = vec![0u64; words + 1];
         match c.charikar_features {
@@ -657,7 +743,7 @@ impl Sketcher {
             supershingles: ss,
             charikar,
             simhash,
-            exact: combine128(&s.tokens.fps, EXACT_SEED),
+            exact,
             terms: s.tokens.fps.len().min(u32::MAX as usize) as u32,
             pugh,
         }
@@ -672,6 +758,69 @@ impl Sketcher {
             shingles: s.shingles,
             min_values: s.mins,
             sketch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SketchConfig, SketchHook, Sketched, Sketcher};
+    use crate::Document;
+
+    /// What a hook was told, in order, and whether it stops.
+    struct Told(Vec<String>, bool);
+
+    impl SketchHook for Told {
+        fn exact(&mut self, exact: u128) {
+            self.0.push(format!("exact {exact}"));
+        }
+        fn stop(&mut self) -> bool {
+            self.0.push("stop?".into());
+            self.1
+        }
+        fn supershingles(&mut self, ss: &[u64]) {
+            self.0.push(format!("supershingles {ss:?}"));
+        }
+    }
+
+    /// `sketch_hooked` tells the hook the sketch's exact fingerprint, asks it whether to
+    /// stop, then tells it the supershingles; told no, it gives the sketch, told yes,
+    /// the fingerprint and the number of terms alone.
+    #[test]
+    fn sketch_hooked_tells_the_parts_and_gives_the_sketch_or_its_exact_fingerprint() {
+        for simhash in [true, false] {
+            let config = SketchConfig {
+                simhash,
+                ..Default::default()
+            };
+            let s = Sketcher::new(config).unwrap();
+            for (i, text) in [
+                "",
+                "one",
+                "a few words of text, then <b>some</b> more words",
+            ]
+            .into_iter()
+            .chain([&*"lorem ipsum dolor ".repeat(300)])
+            .enumerate()
+            {
+                let doc = Document::text(format!("d{i}"), text);
+                let want = s.sketch(&doc);
+                for stop in [false, true] {
+                    let mut told = Told(Vec::new(), stop);
+                    let got = s.sketch_hooked(&doc, &mut told);
+                    let mut expected = vec![format!("exact {}", want.exact), "stop?".into()];
+                    if !stop {
+                        expected.push(format!("supershingles {:?}", want.supershingles));
+                    }
+                    assert_eq!(told.0, expected, "{text:?}");
+                    match got {
+                        Sketched::Sketch(got) => assert!(!stop && got == want, "{text:?}"),
+                        Sketched::Exact { exact, terms } => {
+                            assert!(stop && exact == want.exact && terms == want.terms)
+                        }
+                    }
+                }
+            }
         }
     }
 }
