@@ -566,8 +566,8 @@ impl Sketcher {
 
     /// [`sketch`](Self::sketch), telling `hook` its parts as they are made, and stopped
     /// after the shingles when the hook says that the exact fingerprint is all it needs
-    /// (skipping the min-hashing and the projections, about two fifths of a sketch).
-    /// Told no, the same sketch.
+    /// (skipping the min-hashing and the projections, about a third of a sketch on the
+    /// AVX-512 path). Told no, the same sketch.
     pub(crate) fn sketch_hooked(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketched {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
