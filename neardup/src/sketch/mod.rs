@@ -581,7 +581,7 @@ impl Sketcher {
                 let terms = s.tokens.fps.len().min(u32::MAX as usize) as u32;
                 return Sketched::Exact { exact, terms };
             }
-            Sketched::Sketch(self.sketch_shingles_hooked(s, exact, hook))
+            Sketched::Sketch(self.sketch_shingles(s, exact, hook))
         })
     }
 
@@ -656,7 +656,7 @@ impl Sketcher {
         drop: Option<(&ahash::AHashSet<u64>, &mut usize)>,
     ) -> Sketch {
         self.shingle(s, drop);
-        self.sketch_shingles(s, combine128(&s.tokens.fps, EXACT_SEED))
+        self.sketch_shingles(s, combine128(&s.tokens.fps, EXACT_SEED), &mut ())
     }
 
     /// The shingles of `s`'s terms into `s.shingles`; with `drop`, those in the set are
@@ -680,19 +680,9 @@ impl Sketcher {
         }
     }
 
-    /// The sketch of `s`'s terms and shingles, whose exact fingerprint is `exact`.
-    fn sketch_shingles(&self, s: &mut Scratch, exact: u128) -> Sketch {
-        self.sketch_shingles_hooked(s, exact, &mut ())
-    }
-
-    /// [`sketch_shingles`](Self::sketch_shingles), the supershingles told to `hook`
-    /// before the projections are made.
-    fn sketch_shingles_hooked(
-        &self,
-        s: &mut Scratch,
-        exact: u128,
-        hook: &mut impl SketchHook,
-    ) -> Sketch {
+    /// The sketch of `s`'s terms and shingles, whose exact fingerprint is `exact`; the
+    /// supershingles told to `hook` before the projections are made.
+    fn sketch_shingles(&self, s: &mut Scratch, exact: u128, hook: &mut impl SketchHook) -> Sketch {
         let c = &self.config;
         s.mins.resize(c.minhashes, 0);
         self.minhasher.min_values(&s.shingles, &mut s.mins);
