@@ -7,7 +7,7 @@
 //! cargo run --release --example online_bench -- open STATE_DIR   # open alone, timed
 //! ```
 //!
-//! N generated documents of 250–400 words (about 1.8 KB; `neardup::synth`, 30 % planted
+//! N generated documents of 250–400 words (about 1.4 KB; `neardup::synth`, 30 % planted
 //! near-duplicates) go through `check_and_insert` on one thread, generated 50,000 at a
 //! time outside the clock (the generator is slower than the deduper), so that 10 M
 //! documents fit in memory; each chunk is also sketched alone as a batch run sketches
@@ -16,7 +16,8 @@
 //! which its rule does not read): how much the deduper adds to its own sketching. The calls are timed in stretches of 64 as well: the longest stretch
 //! shows the longest wait behind a rebuild. Memory is the growth of the anonymous
 //! resident set. Then 10,000 other
-//! generated documents are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
+//! generated documents of 420–520 words (about 2 KB, the size the latency target names)
+//! are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
 //! so that the disk does not dominate), is compacted, dropped and reopened, timed.
 //! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
 //! (outside the clock): the tables are sized for K stored documents at once.
@@ -42,9 +43,13 @@ fn rss_bytes() -> u64 {
 }
 
 fn docs(n: usize, seed: u64) -> Generator {
+    docs_of(n, seed, (250, 400))
+}
+
+fn docs_of(n: usize, seed: u64, words: (usize, usize)) -> Generator {
     Generator::new(SynthConfig {
         base_documents: (n as f64 / 1.6).ceil() as usize,
-        words: (250, 400),
+        words,
         duplicate_rate: 0.3,
         hosts: 1000,
         seed,
@@ -72,7 +77,12 @@ fn main() {
     let n: usize = first.map_or(100_000, |a| a.parse().expect("N"));
     let state = args.next();
     let pipeline = Pipeline::builder().build().unwrap();
-    let probes: Vec<neardup::Document> = docs(10_000, 2).take(10_000).map(|(d, _)| d).collect();
+    // The latency probes: about 2 KB each.
+    let probes: Vec<neardup::Document> = docs_of(10_000, 2, (420, 520))
+        .take(10_000)
+        .map(|(d, _)| d)
+        .collect();
+    let probe_bytes = probes.iter().map(|d| d.body.len()).sum::<usize>() / probes.len();
     let d = match &state {
         Some(dir) => {
             let _ = std::fs::remove_dir_all(dir);
@@ -189,7 +199,7 @@ fn main() {
         v[((v.len() - 1) as f64 * p) as usize]
     };
     println!(
-        "check latency against {new} stored: median {:.1} µs, p99 {:.1} µs (sketching alone: median {:.1} µs, p99 {:.1} µs)",
+        "check latency, documents of {probe_bytes} bytes on average, against {new} stored: median {:.1} µs, p99 {:.1} µs (sketching alone: median {:.1} µs, p99 {:.1} µs)",
         pct(&mut lat, 0.5),
         pct(&mut lat, 0.99),
         pct(&mut sketch_only, 0.5),

@@ -9,7 +9,7 @@
 //!    exact duplicate is stored: once the terms are known, so is the exact
 //!    fingerprint, and when a stored document has it, the min-hashing and the
 //!    projections (about a third of a sketch) are skipped, since the verdict reads
-//!    nothing else (8.6 % of the generated stream of the README's bench; should the
+//!    nothing else (8.6 % of the generated stream of `examples/online_bench.rs`; should the
 //!    twin be removed before the lock is taken, the document is sketched in full);
 //! 2. an equal exact fingerprint among the stored documents makes it an exact duplicate
 //!    of the first such document (in insertion order);
