@@ -353,14 +353,7 @@ impl PipelineBuilder {
             Some(r) => r.clone(),
             None => self.default_rule(threshold)?,
         };
-        if !self.sketch.simhash && rule.reads_simhash() {
-            return Err(Error::Config(format!(
-                "the rule ({}; {}) reads the simhash, which the sketch settings leave out \
-                 (simhash off)",
-                rule.candidates().name(),
-                rule.name()
-            )));
-        }
+        super::sketches_what_the_rule_reads(&self.sketch, &rule)?;
         Ok(Pipeline {
             sketcher: Sketcher::new(self.sketch.clone())?,
             rule,

@@ -190,6 +190,20 @@ fn repeated_ids(ids: &[String], hashes: &[u64], fates: &[Fate], old: usize) -> V
 }
 
 /// The reason of a record longer than `max` bytes.
+/// An error when `rule` reads the simhash and `config` leaves it out (a pipeline is
+/// made of both only when its sketches hold what its rule reads).
+fn sketches_what_the_rule_reads(config: &crate::sketch::SketchConfig, rule: &Rule) -> Result<()> {
+    if !config.simhash && rule.reads_simhash() {
+        return Err(Error::Config(format!(
+            "the rule ({}; {}) reads the simhash, which the sketch settings leave out \
+             (simhash off)",
+            rule.candidates().name(),
+            rule.name()
+        )));
+    }
+    Ok(())
+}
+
 fn too_large(len: usize, max: usize) -> RejectReason {
     RejectReason::TooLarge {
         bytes: len as u64,
@@ -413,11 +427,7 @@ impl Pipeline {
         &self,
         config: crate::sketch::SketchConfig,
     ) -> Result<Pipeline> {
-        if !config.simhash && self.rule.reads_simhash() {
-            return Err(Error::Config(
-                "the rule reads the simhash, which these sketch settings leave out".into(),
-            ));
-        }
+        sketches_what_the_rule_reads(&config, &self.rule)?;
         Ok(Pipeline {
             sketcher: Sketcher::new(config)?,
             ..self.clone()
