@@ -151,12 +151,12 @@ fn main() {
     let stored_bytes = rss_bytes().saturating_sub(before);
     let text_mb = bytes as f64 / 1e6;
     println!(
-        "sketching alone (the batch pipeline's per-core work): {:.1} MB/s; check_and_insert: {:.0} % of it",
+        "sketching alone (the batch pipeline's per-core work): {:.1} MB/s; check_and_insert: {:.1} % of it",
         text_mb / sketch_s,
         100.0 * sketch_s / insert_s
     );
     println!(
-        "sketching as the deduper does (its settings: simhash {}): {:.1} MB/s; check_and_insert: {:.0} % of it",
+        "sketching as the deduper does (its settings: simhash {}): {:.1} MB/s; check_and_insert: {:.1} % of it",
         if own.sketcher().config().simhash { "on" } else { "off" },
         text_mb / own_s,
         100.0 * own_s / insert_s
