@@ -189,7 +189,6 @@ fn repeated_ids(ids: &[String], hashes: &[u64], fates: &[Fate], old: usize) -> V
     out
 }
 
-/// The reason of a record longer than `max` bytes.
 /// An error when `rule` reads the simhash and `config` leaves it out (a pipeline is
 /// made of both only when its sketches hold what its rule reads).
 fn sketches_what_the_rule_reads(config: &crate::sketch::SketchConfig, rule: &Rule) -> Result<()> {
@@ -204,6 +203,7 @@ fn sketches_what_the_rule_reads(config: &crate::sketch::SketchConfig, rule: &Rul
     Ok(())
 }
 
+/// The reason of a record longer than `max` bytes.
 fn too_large(len: usize, max: usize) -> RejectReason {
     RejectReason::TooLarge {
         bytes: len as u64,
