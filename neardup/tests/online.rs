@@ -318,6 +318,41 @@ fn remove_and_replace() {
     ));
 }
 
+/// Every way in rejects what a batch run rejects, for the same reason, and stores
+/// nothing: a document over `max_document_bytes` (not sketched) and one without terms.
+#[test]
+fn the_deduper_rejects_what_a_batch_run_rejects() {
+    use neardup::RejectReason;
+    let p = Pipeline::builder().max_document_bytes(100).build().unwrap();
+    let d = Deduper::new(p).unwrap();
+    let stored = Document::text("s", "some words here and there");
+    assert_eq!(d.check_and_insert(&stored).unwrap(), Verdict::New);
+    let too_large = Verdict::Rejected {
+        reason: RejectReason::TooLarge {
+            bytes: 200,
+            max: 100,
+        },
+    };
+    let empty = Verdict::Rejected {
+        reason: RejectReason::Empty,
+    };
+    // The big one repeats a stored document's words: refused before any look at them.
+    let big = Document::text(
+        "big",
+        "some words here and there ".repeat(8)[..200].to_string(),
+    );
+    let blank = Document::text("blank", "  ...  ");
+    for (doc, want) in [(&big, &too_large), (&blank, &empty)] {
+        assert_eq!(&d.check(doc), want, "check of {}", doc.id);
+        assert_eq!(&d.check_and_insert(doc).unwrap(), want, "{}", doc.id);
+        assert_eq!(&d.insert(doc).unwrap(), want, "insert of {}", doc.id);
+        let many = d.check_and_insert_many(&[doc.clone(), stored.clone()]);
+        assert_eq!(many.len(), 2);
+        assert_eq!(many[0].as_ref().unwrap(), want, "many: {}", doc.id);
+    }
+    assert_eq!(d.len(), 1, "nothing rejected was stored");
+}
+
 /// `insert` stores a document whatever its verdict, in every table: an exact duplicate
 /// stored by `insert` is found as a near-duplicate's match once its twin is removed (its
 /// check stopped at the exact match, before the posting lists, so storing it walks them).

@@ -211,6 +211,12 @@ fn too_large(len: usize, max: usize) -> RejectReason {
     }
 }
 
+/// The reason of a record whose sketch has `terms` terms, if it is refused: one without
+/// terms is ([`RejectReason::Empty`]).
+fn no_terms(terms: u32) -> Option<RejectReason> {
+    (terms == 0).then_some(RejectReason::Empty)
+}
+
 impl Pipeline {
     /// A builder with the paper defaults.
     pub fn builder() -> PipelineBuilder {
@@ -390,14 +396,7 @@ impl Pipeline {
     /// [`sketch_record`](Self::sketch_record)'s sketch (or reason) without the site,
     /// which the caller takes from [`site_of`](Self::site_of).
     pub(crate) fn sketch_only(&self, doc: &Document) -> std::result::Result<Sketch, RejectReason> {
-        if doc.body.len() > self.max_document_bytes {
-            return Err(too_large(doc.body.len(), self.max_document_bytes));
-        }
-        let s = self.sketcher.sketch(doc);
-        if s.terms == 0 {
-            return Err(RejectReason::Empty);
-        }
-        Ok(s)
+        self.sketch_checked(doc, || self.sketcher.sketch(doc), |s| s.terms)
     }
 
     /// [`sketch_only`](Self::sketch_only) with a hook (see
@@ -408,16 +407,29 @@ impl Pipeline {
         doc: &Document,
         hook: &mut impl crate::sketch::SketchHook,
     ) -> std::result::Result<crate::sketch::Sketched, RejectReason> {
-        use crate::sketch::Sketched;
+        self.sketch_checked(
+            doc,
+            || self.sketcher.sketch_hooked(doc, hook),
+            crate::sketch::Sketched::terms,
+        )
+    }
+
+    /// The reject rule of a record's sketching, around `sketch` (whose `terms` it
+    /// reads): a record longer than `max_document_bytes` is not sketched at all, one
+    /// without terms is refused once sketched ([`no_terms`]).
+    fn sketch_checked<S>(
+        &self,
+        doc: &Document,
+        sketch: impl FnOnce() -> S,
+        terms: impl FnOnce(&S) -> u32,
+    ) -> std::result::Result<S, RejectReason> {
         if doc.body.len() > self.max_document_bytes {
             return Err(too_large(doc.body.len(), self.max_document_bytes));
         }
-        let s = self.sketcher.sketch_hooked(doc, hook);
-        match &s {
-            Sketched::Sketch(Sketch { terms: 0, .. }) | Sketched::Exact { terms: 0, .. } => {
-                Err(RejectReason::Empty)
-            }
-            _ => Ok(s),
+        let s = sketch();
+        match no_terms(terms(&s)) {
+            Some(reason) => Err(reason),
+            None => Ok(s),
         }
     }
 
@@ -593,7 +605,7 @@ impl Pipeline {
                             .zip(site.as_deref())
                             .and_then(|(b, s)| b.for_site(s));
                         let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                        let rejected = (s.terms == 0).then_some(RejectReason::Empty);
+                        let rejected = no_terms(s.terms);
                         let len = doc.body.len() as u64;
                         (
                             Meta {

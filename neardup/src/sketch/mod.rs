@@ -480,6 +480,16 @@ pub(crate) enum Sketched {
     },
 }
 
+impl Sketched {
+    /// The number of terms ([`Sketch::terms`]), whichever was made.
+    pub(crate) fn terms(&self) -> u32 {
+        match self {
+            Sketched::Sketch(s) => s.terms,
+            Sketched::Exact { terms, .. } => *terms,
+        }
+    }
+}
+
 /// Reusable buffers of a [`Sketcher`]; one per thread.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
