@@ -239,11 +239,11 @@ impl State {
         self.ids.get(slot)
     }
 
-    /// Asks for the cells a check of `p` reads first (a hint), unless
-    /// [`Deduper::prepare`] did.
-    fn prefetch(&self, p: &Prepared) {
+    /// Asks for the cells a check of `p` (with `sketch`, if made) reads first (a hint),
+    /// unless [`Deduper::prepare`] did.
+    fn prefetch(&self, p: &Prepared, sketch: Option<&Sketch>) {
         if !p.prefetched {
-            self.prefetch_all(p.id_hash, p.exact, p.sketch.as_ref());
+            self.prefetch_all(p.id_hash, p.exact, sketch);
         }
     }
 
@@ -613,37 +613,56 @@ impl Deduper {
     /// has no sketch). Should that document be gone by the time the lock is taken, the
     /// caller prepares the document again in full ([`Deduper::prepare_full`]).
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
-        self.prepare_with(doc, true, true)
+        self.prepare_with(doc, true)
     }
 
     /// [`prepare`](Self::prepare) with a whole sketch.
     fn prepare_full(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
-        self.prepare_with(doc, true, false)
+        let (mut p, sketch) = self.prepare_whole(doc)?;
+        p.sketch = Some(sketch);
+        Ok(p)
     }
 
-    /// [`prepare`](Self::prepare), the cells asked for only with `prefetch`, the sketch
-    /// stopped early (for an exact fingerprint stored) only with `early`.
+    /// [`prepare_full`](Self::prepare_full) with the sketch beside the prepared
+    /// document (whose own `sketch` is `None`), for a caller that needs it whole.
+    fn prepare_whole(
+        &self,
+        doc: &Document,
+    ) -> std::result::Result<(Prepared, Sketch), RejectReason> {
+        let mut ahead = Ahead::new(&self.state, doc, true, false);
+        let sketch = self.pipeline.sketch_told(doc, &mut ahead)?;
+        let p = self.prepared(doc, &ahead, sketch.exact, Some(&sketch));
+        Ok((p, sketch))
+    }
+
+    /// [`prepare`](Self::prepare), the cells asked for only with `prefetch`.
     fn prepare_with(
         &self,
         doc: &Document,
         prefetch: bool,
-        early: bool,
     ) -> std::result::Result<Prepared, RejectReason> {
-        table::prefetch_bytes(doc.id.as_bytes());
-        let mut ahead = Ahead {
-            state: &self.state,
-            id: &doc.id,
-            id_hash: None,
-            exact: 0,
-            prefetch,
-            early,
-            asked: false,
-        };
-        let sketched = self.pipeline.sketch_hooked(doc, &mut ahead)?;
-        let (exact, sketch) = match sketched {
+        let mut ahead = Ahead::new(&self.state, doc, prefetch, true);
+        let (exact, sketch) = match self.pipeline.sketch_hooked(doc, &mut ahead)? {
             Sketched::Sketch(s) => (s.exact, Some(s)),
             Sketched::Exact { exact, .. } => (exact, None),
         };
+        let mut p = self.prepared(doc, &ahead, exact, sketch.as_ref());
+        p.sketch = sketch;
+        Ok(p)
+    }
+
+    /// The rest of a preparation once `doc` is sketched (`sketch`, or its exact
+    /// fingerprint alone) with `ahead`: the id's hash, the cells left to ask for, the
+    /// site. The prepared document's `sketch` is `None`: the caller puts it in, or keeps
+    /// it.
+    fn prepared(
+        &self,
+        doc: &Document,
+        ahead: &Ahead<'_>,
+        exact: u128,
+        sketch: Option<&Sketch>,
+    ) -> Prepared {
+        let prefetch = ahead.prefetch;
         let id_hash = ahead.id_hash.unwrap_or_else(|| id_hash(&doc.id));
         let state = if prefetch {
             self.state.try_read().ok()
@@ -651,9 +670,9 @@ impl Deduper {
             None
         };
         if let Some(st) = state.as_ref().filter(|_| !ahead.asked) {
-            st.prefetch_all(id_hash, exact, sketch.as_ref());
+            st.prefetch_all(id_hash, exact, sketch);
         }
-        let (site, site_hash, prefetched) = match (state, &sketch) {
+        let (site, site_hash, prefetched) = match (state, sketch) {
             // An exact duplicate's verdict does not read the site.
             (Some(_), None) => (None, None, true),
             (None, None) => (None, None, false),
@@ -667,14 +686,14 @@ impl Deduper {
             }
             (None, Some(_)) => (self.pipeline.site_of(doc), None, false),
         };
-        Ok(Prepared {
+        Prepared {
             exact,
-            sketch,
+            sketch: None,
             site,
             site_hash,
             id_hash,
             prefetched,
-        })
+        }
     }
 
     /// The verdict for `doc` against the stored documents; stores nothing.
@@ -696,7 +715,7 @@ impl Deduper {
             };
             {
                 let st = self.read();
-                st.prefetch(&p);
+                st.prefetch(&p, p.sketch.as_ref());
                 if let Some(v) = self.verdict(&st, &p, None) {
                     return v;
                 }
@@ -710,24 +729,19 @@ impl Deduper {
     /// returns the verdict it had before; a rejected document is not stored. An error is
     /// a failure to log the change (nothing was applied).
     pub fn insert(&self, doc: &Document) -> Result<Verdict> {
-        let p = match self.prepare_full(doc) {
+        let (p, sketch) = match self.prepare_whole(doc) {
             Err(reason) => return Ok(Verdict::Rejected { reason }),
             Ok(p) => p,
         };
-        let Some(sketch) = &p.sketch else {
-            unreachable!("prepared in full")
-        };
         let mut st = self.write();
-        st.prefetch(&p);
+        st.prefetch(&p, Some(&sketch));
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         let mut walked = std::mem::take(&mut st.walked);
         walked.id = Some(id_end);
-        let v = self
-            .verdict(&st, &p, Some(&mut walked))
-            .expect("a whole sketch gives a verdict");
-        let logged = self.log_insert(&mut st, &doc.id, &p, sketch);
+        let v = self.verdict_whole(&st, &p, &sketch, Some(&mut walked));
+        let logged = self.log_insert(&mut st, &doc.id, &p, &sketch);
         if logged.is_ok() {
-            self.store(&mut st, &doc.id, &p, sketch, old, Some(&walked));
+            self.store(&mut st, &doc.id, &p, &sketch, old, Some(&walked));
         }
         st.walked = walked;
         logged.map(|()| v)
@@ -762,7 +776,7 @@ impl Deduper {
                     .with_min_len(4)
                     // The cells are asked for under the lock, one document at a time:
                     // the state changes between.
-                    .map(|doc| self.prepare_with(doc, false, true))
+                    .map(|doc| self.prepare_with(doc, false))
                     .collect()
             });
         let mut out = Vec::with_capacity(docs.len());
@@ -801,7 +815,7 @@ impl Deduper {
     /// lock; `None` (nothing done) when `p` has no sketch and the verdict needs it.
     fn check_and_insert_locked(&self, doc: &Document, p: &Prepared) -> Option<Result<Verdict>> {
         let mut st = self.write();
-        st.prefetch(p);
+        st.prefetch(p, p.sketch.as_ref());
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         if let Some(slot) = old {
             if st.sketches.exact_fingerprints()[slot as usize] == p.exact {
@@ -919,23 +933,48 @@ impl Deduper {
     /// fingerprint's and the posting lists' tables ended goes to `walked`, if given (all
     /// of them for a new document). `None` when `p` has no sketch and no stored
     /// document has its exact fingerprint (`walked` then means nothing).
-    fn verdict(
+    fn verdict(&self, st: &State, p: &Prepared, walked: Option<&mut Walked>) -> Option<Verdict> {
+        match &p.sketch {
+            Some(sketch) => Some(self.verdict_whole(st, p, sketch, walked)),
+            None => Self::exact_verdict(st, p.exact, walked),
+        }
+    }
+
+    /// [`verdict`](Self::verdict) for `p` sketched whole as `sketch`.
+    fn verdict_whole(
         &self,
         st: &State,
         p: &Prepared,
+        sketch: &Sketch,
         mut walked: Option<&mut Walked>,
-    ) -> Option<Verdict> {
-        let (first, end) = st.first_exact(p.exact);
-        if let Some(w) = walked.as_deref_mut() {
+    ) -> Verdict {
+        Self::exact_verdict(st, p.exact, walked.as_deref_mut())
+            .unwrap_or_else(|| self.near_verdict(st, p, sketch, walked))
+    }
+
+    /// [`Verdict::Exact`] when a stored document has the exact fingerprint `exact`;
+    /// where the walk of its table ended goes to `walked`.
+    fn exact_verdict(st: &State, exact: u128, walked: Option<&mut Walked>) -> Option<Verdict> {
+        let (first, end) = st.first_exact(exact);
+        if let Some(w) = walked {
             w.exact = Some(end);
             w.postings.clear();
         }
-        if let Some(first) = first {
-            return Some(Verdict::Exact {
-                of: st.id(first).to_string(),
-            });
-        }
-        let sketch = p.sketch.as_ref()?;
+        first.map(|first| Verdict::Exact {
+            of: st.id(first).to_string(),
+        })
+    }
+
+    /// The verdict for `p`, sketched as `sketch`, when no stored document has its exact
+    /// fingerprint: near-duplicate of the first candidate the rule accepts, or new;
+    /// where the posting lists' walks ended goes to `walked`.
+    fn near_verdict(
+        &self,
+        st: &State,
+        p: &Prepared,
+        sketch: &Sketch,
+        mut walked: Option<&mut Walked>,
+    ) -> Verdict {
         let mut cand: Vec<u32> = Vec::new();
         st.postings
             .members(&sketch.supershingles, &st.sketches, &mut cand, |list| {
@@ -965,13 +1004,13 @@ impl Deduper {
                 .rule()
                 .judge(class, st.sketches.get(slot as usize), me);
             if j.near_duplicate {
-                return Some(Verdict::Near {
+                return Verdict::Near {
                     of: st.id(slot).to_string(),
                     judgement: j,
-                });
+                };
             }
         }
-        Some(Verdict::New)
+        Verdict::New
     }
 }
 
@@ -996,6 +1035,23 @@ struct Ahead<'a> {
     early: bool,
     /// Every cell a check reads first was asked for.
     asked: bool,
+}
+
+impl<'a> Ahead<'a> {
+    /// The hook for sketching `doc` against `state`, the id's bytes asked for at once
+    /// (the document may be out of the cache; its id is first read after the terms).
+    fn new(state: &'a RwLock<State>, doc: &'a Document, prefetch: bool, early: bool) -> Self {
+        table::prefetch_bytes(doc.id.as_bytes());
+        Ahead {
+            state,
+            id: &doc.id,
+            id_hash: None,
+            exact: 0,
+            prefetch,
+            early,
+            asked: false,
+        }
+    }
 }
 
 impl SketchHook for Ahead<'_> {

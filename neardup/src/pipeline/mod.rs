@@ -414,6 +414,16 @@ impl Pipeline {
         )
     }
 
+    /// [`sketch_hooked`](Self::sketch_hooked) never stopped: [`sketch_only`](Self::sketch_only)'s
+    /// result, the hook told the parts as they are made.
+    pub(crate) fn sketch_told(
+        &self,
+        doc: &Document,
+        hook: &mut impl crate::sketch::SketchHook,
+    ) -> std::result::Result<Sketch, RejectReason> {
+        self.sketch_checked(doc, || self.sketcher.sketch_told(doc, hook), |s| s.terms)
+    }
+
     /// The reject rule of a record's sketching, around `sketch` (whose `terms` it
     /// reads): a record longer than `max_document_bytes` is not sketched at all, one
     /// without terms is refused once sketched ([`no_terms`]).

@@ -581,18 +581,40 @@ impl Sketcher {
     pub(crate) fn sketch_hooked(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketched {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
-            s.tokens.clear();
-            self.tokenizer
-                .tokenize(&doc.body, doc.url.as_deref(), &mut s.tokens);
-            let exact = combine128(&s.tokens.fps, EXACT_SEED);
-            hook.exact(exact);
-            self.shingle(s, None);
+            let exact = self.terms_and_shingles(doc, s, hook);
             if hook.stop() {
                 let terms = s.tokens.fps.len().min(u32::MAX as usize) as u32;
                 return Sketched::Exact { exact, terms };
             }
             Sketched::Sketch(self.sketch_shingles(s, exact, hook))
         })
+    }
+
+    /// [`sketch_hooked`](Self::sketch_hooked) never stopped (the hook is not asked):
+    /// the whole sketch, [`sketch`](Self::sketch)'s.
+    pub(crate) fn sketch_told(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketch {
+        SCRATCH.with(|s| {
+            let s = &mut *s.borrow_mut();
+            let exact = self.terms_and_shingles(doc, s, hook);
+            self.sketch_shingles(s, exact, hook)
+        })
+    }
+
+    /// The first steps of a hooked sketch: the terms and the exact fingerprint (told
+    /// to `hook`), then the shingles, in `s`. Returns the exact fingerprint.
+    fn terms_and_shingles(
+        &self,
+        doc: &Document,
+        s: &mut Scratch,
+        hook: &mut impl SketchHook,
+    ) -> u128 {
+        s.tokens.clear();
+        self.tokenizer
+            .tokenize(&doc.body, doc.url.as_deref(), &mut s.tokens);
+        let exact = combine128(&s.tokens.fps, EXACT_SEED);
+        hook.exact(exact);
+        self.shingle(s, None);
+        exact
     }
 
     /// Sketches one document reusing `scratch`'s buffers.
