@@ -807,7 +807,8 @@ mod tests {
 
     /// `sketch_hooked` tells the hook the sketch's exact fingerprint, asks it whether to
     /// stop, then tells it the supershingles; told no, it gives the sketch, told yes,
-    /// the fingerprint and the number of terms alone.
+    /// the fingerprint and the number of terms alone. `sketch_told` tells the same
+    /// without asking, and gives the sketch.
     #[test]
     fn sketch_hooked_tells_the_parts_and_gives_the_sketch_or_its_exact_fingerprint() {
         for simhash in [true, false] {
@@ -842,6 +843,17 @@ mod tests {
                         }
                     }
                 }
+                // `sketch_told` never asks, whatever the hook would say: the sketch.
+                let mut told = Told(Vec::new(), true);
+                assert_eq!(s.sketch_told(&doc, &mut told), want, "{text:?}");
+                assert_eq!(
+                    told.0,
+                    [
+                        format!("exact {}", want.exact),
+                        format!("supershingles {:?}", want.supershingles)
+                    ],
+                    "{text:?}"
+                );
             }
         }
     }
