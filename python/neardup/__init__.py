@@ -18,7 +18,7 @@ Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch
 ``bucket_pairs``, ``verify_pairs``. The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
-that survives restarts).
+that survives restarts; ``with Deduper(state=...) as d:`` closes it at the end).
 """
 
 from __future__ import annotations

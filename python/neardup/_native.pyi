@@ -117,7 +117,9 @@ class Deduper:
     changes). Records are what `Pipeline.run` takes one at a time: a dict, an
     `(id, text[, url])` tuple or a str. Verdicts are dicts: `id`, `verdict` (`"new"`,
     `"exact"`, `"near"` or `"rejected"`), `of` (the stored id) and, for a rejection,
-    `reason`. Thread-safe; the GIL is released while it works."""
+    `reason`. Thread-safe; the GIL is released while it works. `close()` (or leaving a
+    `with` block) flushes the log and lets the state directory go; a closed deduper
+    raises `ValueError`."""
 
     def __init__(self, preset: Optional[str] = None, state: Optional[PathLike] = None, sync: Union[str, int, None] = None, **params: Any) -> None: ...
     def check(self, doc: Record) -> Verdict:
@@ -156,6 +158,22 @@ class Deduper:
         ...
     def memory_bytes(self) -> int:
         """Bytes held by the stored documents (ids, sites, sketches, posting lists, indexes)."""
+        ...
+    def close(self) -> None:
+        """Flushes the state's log to the disk and lets the state directory go (another
+        deduper may open it), after the calls under way in other threads end; the stored
+        documents are dropped from memory. Every later call raises `ValueError`; closing
+        again does nothing."""
+        ...
+    @property
+    def closed(self) -> bool:
+        """True once `close()` was called."""
+        ...
+    def __enter__(self) -> "Deduper":
+        """`with Deduper(...) as d:` closes `d` at the end of the block."""
+        ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        """Closes the deduper; exceptions go on."""
         ...
 
 class SimhashIndex:

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// The online deduper: is this document new, or a duplicate of one already stored?
 ///
@@ -21,10 +21,13 @@ use std::sync::Arc;
 /// changes). Records are what `Pipeline.run` takes one at a time: a dict, an
 /// `(id, text[, url])` tuple or a str. Verdicts are dicts: `id`, `verdict` (`"new"`,
 /// `"exact"`, `"near"` or `"rejected"`), `of` (the stored id) and, for a rejection,
-/// `reason`. Thread-safe; the GIL is released while it works.
+/// `reason`. Thread-safe; the GIL is released while it works. `close()` (or leaving a
+/// `with` block) flushes the log and lets the state directory go; a closed deduper
+/// raises `ValueError`.
 #[pyclass(module = "neardup._native", frozen)]
 pub struct Deduper {
-    inner: Arc<neardup::Deduper>,
+    /// `None` once closed.
+    inner: RwLock<Option<Arc<neardup::Deduper>>>,
     fields: neardup::io::Fields,
     seen: AtomicU64,
 }
@@ -67,12 +70,22 @@ fn verdict_dict<'py>(
 }
 
 impl Deduper {
+    /// The deduper, unless closed.
+    fn get(&self) -> PyResult<Arc<neardup::Deduper>> {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| PyValueError::new_err("the Deduper is closed"))
+    }
+
     fn run<'py>(
         &self,
         py: Python<'py>,
         doc: &Bound<'py, PyAny>,
         f: impl FnOnce(&neardup::Deduper, &neardup::Document) -> neardup::Result<Verdict> + Send,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let inner = self.get()?;
         let at = self.seen.fetch_add(1, Ordering::Relaxed);
         match record(doc, &self.fields, at) {
             Err(rej) => verdict_dict(
@@ -81,7 +94,6 @@ impl Deduper {
                 &Verdict::Rejected { reason: rej.reason },
             ),
             Ok(d) => {
-                let inner = self.inner.clone();
                 let doc = d.clone();
                 let v = without_gil(py, move || f(&inner, &doc).map_err(crate::to_py_err))?;
                 verdict_dict(py, Some(&d.id), &v)
@@ -113,7 +125,7 @@ impl Deduper {
             .map_err(crate::to_py_err)
         })?;
         Ok(Deduper {
-            inner: Arc::new(inner),
+            inner: RwLock::new(Some(Arc::new(inner))),
             fields,
             seen: AtomicU64::new(0),
         })
@@ -144,6 +156,7 @@ impl Deduper {
         py: Python<'py>,
         docs: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let inner = self.get()?;
         // Each record read, or answered at once when it cannot be.
         let mut items: Vec<Result<usize, (Option<String>, Verdict)>> = Vec::new();
         let mut batch: Vec<neardup::Document> = Vec::new();
@@ -157,7 +170,6 @@ impl Deduper {
                 }
             }
         }
-        let inner = self.inner.clone();
         let (batch, verdicts) = without_gil(py, move || {
             let v = inner.check_and_insert_many(&batch);
             Ok((batch, v))
@@ -187,26 +199,26 @@ impl Deduper {
 
     /// Removes the stored document `id`; False when it is not stored.
     fn remove(&self, py: Python<'_>, id: String) -> PyResult<bool> {
-        let inner = self.inner.clone();
+        let inner = self.get()?;
         without_gil(py, move || inner.remove(&id).map_err(crate::to_py_err))
     }
 
     /// Rewrites the state directory as one snapshot and an empty log (nothing in memory).
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
-        let inner = self.inner.clone();
+        let inner = self.get()?;
         without_gil(py, move || inner.compact().map_err(crate::to_py_err))
     }
 
     /// Flushes the state's log to the disk now.
     fn sync(&self, py: Python<'_>) -> PyResult<()> {
-        let inner = self.inner.clone();
+        let inner = self.get()?;
         without_gil(py, move || inner.sync().map_err(crate::to_py_err))
     }
 
     /// Makes room for `additional` more stored documents at once (the tables are
     /// resized now instead of step by step as documents come); verdicts do not change.
     fn reserve(&self, py: Python<'_>, additional: usize) -> PyResult<()> {
-        let inner = self.inner.clone();
+        let inner = self.get()?;
         without_gil(py, move || {
             inner.reserve(additional);
             Ok(())
@@ -214,13 +226,62 @@ impl Deduper {
     }
 
     /// The number of stored documents.
-    fn __len__(&self) -> usize {
-        self.inner.len()
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.get()?.len())
     }
 
     /// Bytes of memory held by the stored documents (ids, sites, sketches, posting
     /// lists and indexes, counted at their allocated capacity).
-    fn memory_bytes(&self) -> usize {
-        self.inner.memory_bytes()
+    fn memory_bytes(&self) -> PyResult<usize> {
+        Ok(self.get()?.memory_bytes())
+    }
+
+    /// Flushes the state's log to the disk and lets the state directory go (another
+    /// deduper may open it), after the calls under way in other threads end; the
+    /// stored documents are dropped from memory. Every later call raises `ValueError`;
+    /// closing again does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let Some(mut inner) = self.inner.write().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Ok(());
+        };
+        without_gil(py, move || {
+            // The calls under way hold the deduper too: wait for them to end.
+            let d = loop {
+                match Arc::try_unwrap(inner) {
+                    Ok(d) => break d,
+                    Err(shared) => {
+                        inner = shared;
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
+            };
+            d.sync().map_err(crate::to_py_err)
+        })
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+
+    /// `with Deduper(...) as d:` closes `d` at the end of the block.
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the deduper ([`close`](Self::close)); exceptions go on.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 }

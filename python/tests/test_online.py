@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -84,6 +85,58 @@ def test_state_directory_survives_reopening(corpus, tmp_path):
         neardup.Deduper(preset="recall", state=state)  # other sketch settings
     with pytest.raises(ValueError):
         neardup.Deduper(sync="sometimes")
+
+
+def test_close_lets_the_state_go_and_a_with_block_closes(corpus, tmp_path):
+    rows = read_jsonl(corpus)
+    one = neardup.Deduper()
+    want = [one.check_and_insert(r)["verdict"] for r in rows]
+    state = tmp_path / "state"
+    half = len(rows) // 2
+    with neardup.Deduper(state=state, sync="never") as a:
+        got = [a.check_and_insert(r)["verdict"] for r in rows[:half]]
+        assert not a.closed
+    # Closed at the end of the block, while `a` still lives: the state can be opened.
+    assert a.closed
+    for call in (lambda: a.check(rows[0]), lambda: a.check_and_insert(rows[0]),
+                 lambda: a.check_and_insert_many(rows[:1]), lambda: a.insert(rows[0]),
+                 lambda: a.remove("x"), a.compact, a.sync, lambda: a.reserve(1),
+                 lambda: len(a), a.memory_bytes):
+        with pytest.raises(ValueError, match="closed"):
+            call()
+    a.close()  # again: nothing
+    b = neardup.Deduper(state=state)
+    # The log was kept: the second half goes on from the first.
+    got += [b.check_and_insert(r)["verdict"] for r in rows[half:]]
+    assert got == want
+    b.close()
+    assert len(neardup.Deduper(state=state)) == want.count("new")
+
+
+def test_close_waits_for_a_call_under_way(corpus, tmp_path):
+    rows = read_jsonl(corpus)
+    batch = [dict(r, id=f"{r['id']}/{k}") for k in range(100) for r in rows]
+    state = tmp_path / "state"
+    d = neardup.Deduper(state=state, sync="never")
+    out = {}
+
+    def work():
+        try:
+            out["verdicts"] = d.check_and_insert_many(batch)
+        except ValueError as e:  # closed before the batch began
+            out["error"] = e
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(0.05)  # the batch has begun (it holds the GIL only to read the records)
+    d.close()
+    # As soon as close returns, the state is free: it waited for the batch.
+    reopened = neardup.Deduper(state=state)
+    t.join()
+    if "verdicts" in out:
+        assert len(reopened) == [v["verdict"] for v in out["verdicts"]].count("new") > 0
+    else:
+        assert len(reopened) == 0
 
 
 def test_racing_near_duplicates_from_threads():
