@@ -61,10 +61,15 @@ def test_batches_give_the_verdicts_of_one_call_per_record(corpus):
     assert neardup.Deduper().check_and_insert_many([]) == []
 
 
+def one_pass(rows):
+    """The verdicts of `rows` through one in-memory deduper, in order."""
+    d = neardup.Deduper()
+    return [d.check_and_insert(r)["verdict"] for r in rows]
+
+
 def test_state_directory_survives_reopening(corpus, tmp_path):
     rows = read_jsonl(corpus)
-    one = neardup.Deduper()
-    want = [one.check_and_insert(r)["verdict"] for r in rows]
+    want = one_pass(rows)
     state = tmp_path / "state"
     half = len(rows) // 2
     a = neardup.Deduper(state=state, sync=100)
@@ -89,8 +94,7 @@ def test_state_directory_survives_reopening(corpus, tmp_path):
 
 def test_close_lets_the_state_go_and_a_with_block_closes(corpus, tmp_path):
     rows = read_jsonl(corpus)
-    one = neardup.Deduper()
-    want = [one.check_and_insert(r)["verdict"] for r in rows]
+    want = one_pass(rows)
     state = tmp_path / "state"
     half = len(rows) // 2
     with neardup.Deduper(state=state, sync="never") as a:
