@@ -538,8 +538,8 @@ impl Deduper {
 
     /// Makes room for `additional` more stored documents, like `Vec::reserve`: the
     /// tables are resized once now, to the size they would grow to for that many,
-    /// instead of step by step (each shard of a table doubling at a time) as documents
-    /// come. For a job that knows its scale; memory is taken now (about 45 bytes per
+    /// instead of step by step (each shard of a table growing 2.5× at a time) as documents
+    /// come. For a job that knows its scale; memory is taken now (about 50 bytes per
     /// reserved document for the tables, before any is stored). A table's shards are
     /// sized for their share of the documents with room for six standard deviations
     /// more; keys that many documents share (a long posting list) can still make a
