@@ -869,7 +869,9 @@ const PLACE_BITS: u32 = 8;
 
 #[cfg(test)]
 mod tests {
-    use super::{scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, EMPTY, SCAN, SHARDS};
+    use super::{
+        scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, EMPTY, GROWTH, SCAN, SHARDS,
+    };
     use crate::sketch::hash::mix64;
 
     /// `scan8` against its loop, on cells free, dead, matching in their high bits or
@@ -1032,7 +1034,8 @@ mod tests {
         let mut t = SlotTable::new(3);
         let n = 400_000u32;
         let mut sizes = t.sizes();
-        // The inserts at which some shard was rebuilt, in the last 2.5× step.
+        // The inserts at which some shard was rebuilt, in the last growth step.
+        let step_start = n / GROWTH.0 as u32 * GROWTH.1 as u32;
         let mut rebuilt: Vec<u32> = Vec::new();
         let mut bytes_per_entry: Vec<f64> = Vec::new();
         for slot in 0..n {
@@ -1041,7 +1044,7 @@ mod tests {
             if now != sizes {
                 let changed = now.iter().zip(&sizes).filter(|(a, b)| a != b).count();
                 assert_eq!(changed, 1, "one shard rebuilt at a time (insert {slot})");
-                if slot >= n / 5 * 2 {
+                if slot >= step_start {
                     rebuilt.push(slot);
                 }
                 sizes = now;
@@ -1050,14 +1053,14 @@ mod tests {
                 bytes_per_entry.push(t.bytes() as f64 / t.len() as f64);
             }
         }
-        // Each shard grows once from 2n/5 to n, at its own moment: no two rebuilds
+        // Each shard grows once from n / 2.5 to n, at its own moment: no two rebuilds
         // within half the stretch an even spread would put between them.
         assert_eq!(
             rebuilt.len(),
             SHARDS,
             "rebuilds in the last 2.5× step: {rebuilt:?}"
         );
-        let even = (n - n / 5 * 2) / SHARDS as u32;
+        let even = (n - step_start) / SHARDS as u32;
         for w in rebuilt.windows(2) {
             assert!(
                 w[1] - w[0] >= even / 2,
