@@ -13,14 +13,17 @@
 //! documents fit in memory; each chunk is also sketched alone as a batch run sketches
 //! a record (`Pipeline::sketch_record`: the sketch and the site), the reference of the
 //! throughput, and as the deduper sketches it (its settings leave out the simhash,
-//! which its rule does not read): how much the deduper adds to its own sketching. The calls are timed in stretches of 64 as well: the longest stretch
-//! shows the longest wait behind a rebuild. Memory is the growth of the anonymous
-//! resident set. Then 10,000 other
-//! generated documents of 420–520 words (about 2 KB, the size the latency target names)
+//! which its rule does not read): how much the deduper adds to its own sketching. The
+//! calls are timed in stretches of 64 as well: the longest stretch shows the longest
+//! wait behind a rebuild. Memory is the growth of the anonymous resident set. Then
+//! 10,000 other generated documents of 420–520 words (about 2 KB, the size the latency target names)
 //! are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
 //! so that the disk does not dominate), is compacted, dropped and reopened, timed.
 //! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
-//! (outside the clock): the tables are sized for K stored documents at once.
+//! (outside the clock): the tables are sized for K stored documents at once. With
+//! `BATCH=K`, the documents go through `check_and_insert_many` K at a time (the
+//! stretches are then the batches), sketched on `THREADS=T` threads (1 unless given;
+//! the reference stays one thread).
 
 use neardup::online::SyncPolicy;
 use neardup::synth::{Generator, SynthConfig};
@@ -76,7 +79,12 @@ fn main() {
     }
     let n: usize = first.map_or(100_000, |a| a.parse().expect("N"));
     let state = args.next();
-    let pipeline = Pipeline::builder().build().unwrap();
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
+    let batch = env("BATCH").unwrap_or(0);
+    let pipeline = Pipeline::builder()
+        .threads(Some(env("THREADS").unwrap_or(1)))
+        .build()
+        .unwrap();
     // The latency probes: about 2 KB each.
     let probes: Vec<neardup::Document> = docs_of(10_000, 2, (420, 520))
         .take(10_000)
@@ -100,7 +108,8 @@ fn main() {
     // The time of each stretch of 64 `check_and_insert` calls: a rebuild shows as a
     // long one (a caller of `check` waits for it).
     // Made (and its pages touched) before the resident set is first read.
-    let mut stretches: Vec<f64> = vec![0.0; n / 64 + 1];
+    let stretch = if batch > 0 { batch } else { 64 };
+    let mut stretches: Vec<f64> = vec![0.0; n / stretch + 1];
     let mut timed = 0;
     let mut gen = docs(n, 1).take(n).map(|(d, _)| d);
     let mut next = || -> Vec<neardup::Document> { gen.by_ref().take(50_000).collect() };
@@ -127,14 +136,22 @@ fn main() {
         std::hint::black_box(x);
         own_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        for group in chunk.chunks(64) {
+        for group in chunk.chunks(stretch) {
             let g = Instant::now();
-            for doc in group {
-                if d.check_and_insert(doc).unwrap() == neardup::Verdict::New {
-                    new += 1;
+            if batch > 0 {
+                for v in d.check_and_insert_many(group) {
+                    if v.unwrap() == neardup::Verdict::New {
+                        new += 1;
+                    }
+                }
+            } else {
+                for doc in group {
+                    if d.check_and_insert(doc).unwrap() == neardup::Verdict::New {
+                        new += 1;
+                    }
                 }
             }
-            if group.len() == 64 {
+            if group.len() == stretch {
                 stretches[timed] = g.elapsed().as_secs_f64();
                 timed += 1;
             }
@@ -169,8 +186,9 @@ fn main() {
     stretches.truncate(timed);
     stretches.sort_by(f64::total_cmp);
     println!(
-        "stretches of 64 check_and_insert calls: median {:.2} ms, longest {:.1} ms \
+        "stretches of {} documents: median {:.2} ms, longest {:.1} ms \
          (a rebuild: a check waits for it)",
+        stretch,
         1e3 * stretches.get(stretches.len() / 2).copied().unwrap_or(0.0),
         1e3 * stretches.last().copied().unwrap_or(0.0)
     );

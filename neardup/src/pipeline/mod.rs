@@ -291,7 +291,10 @@ impl Pipeline {
     /// rayon's global pool (one per core by default). Front ends bound their own
     /// parallel work by it.
     pub fn threads(&self) -> usize {
-        self.install(rayon::current_num_threads)
+        match &self.pool {
+            Some(p) => p.current_num_threads(),
+            None => rayon::current_num_threads(),
+        }
     }
 
     pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
