@@ -133,8 +133,9 @@ class Deduper:
     def check_and_insert_many(self, docs: Iterable[Record]) -> list[Verdict]:
         """`check_and_insert` of each record of `docs`, in order, with the documents
         sketched first on the pipeline's threads: the same verdicts as one call per record
-        (a record sees those before it), as a list in the order of `docs`. A failure to log
-        a change raises; the records before it are stored."""
+        (a record sees those before it), as a list in the order of `docs`. With one
+        thread (or one record), one call per record on the calling thread. A failure to
+        log a change raises; the records before it are stored."""
         ...
     def insert(self, doc: Record) -> Verdict:
         """Stores `doc` whatever it duplicates (an id already stored is replaced); returns

@@ -150,7 +150,8 @@ impl Deduper {
     /// `check_and_insert` of each record of `docs` (an iterable), in order, with the
     /// documents sketched first on the pipeline's threads: the same verdicts as one
     /// call per record (a record sees those before it), as a list in the order of
-    /// `docs`. A failure to log a change raises; the records before it are stored.
+    /// `docs`. With one thread (or one record), one call per record on the calling
+    /// thread. A failure to log a change raises; the records before it are stored.
     fn check_and_insert_many<'py>(
         &self,
         py: Python<'py>,
