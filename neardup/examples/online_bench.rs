@@ -16,9 +16,10 @@
 //! which its rule does not read): how much the deduper adds to its own sketching. The
 //! calls are timed in stretches of 64 as well: the longest stretch shows the longest
 //! wait behind a rebuild. Memory is the growth of the anonymous resident set. Then
-//! 10,000 other generated documents of 420–520 words (about 2 KB, the size the latency target names)
-//! are checked one by one, each timed. With STATE_DIR the deduper logs to it (sync never,
-//! so that the disk does not dominate), is compacted, dropped and reopened, timed.
+//! 10,000 other generated documents of 420–520 words (about 2 KB, the size the latency
+//! target names) are checked one by one, each timed. With STATE_DIR the deduper logs to
+//! it (sync never, so that the disk does not dominate), is compacted, dropped and
+//! reopened, timed.
 //! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
 //! (outside the clock): the tables are sized for K stored documents at once. With
 //! `BATCH=K`, the documents go through `check_and_insert_many` K at a time (the
