@@ -870,12 +870,24 @@ const PLACE_BITS: u32 = 8;
 #[cfg(test)]
 mod tests {
     use super::{
-        scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, EMPTY, GROWTH, SCAN, SHARDS,
+        scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, BASES, EMPTY, GROWTH, SCAN, SHARDS,
     };
     use crate::sketch::hash::mix64;
 
     /// `scan8` against its loop, on cells free, dead, matching in their high bits or
     /// not, for several slot widths.
+    /// The bases are written out (a `const fn` cannot take a fractional power): they
+    /// must be `⌊32 · g^(s/8)⌋` for the growth factor `g`, spread evenly through one
+    /// step, or shards grow together.
+    #[test]
+    fn the_bases_spread_through_one_growth_step() {
+        let g = GROWTH.0 as f64 / GROWTH.1 as f64;
+        let want: Vec<usize> = (0..SHARDS)
+            .map(|s| (32.0 * g.powf(s as f64 / SHARDS as f64)).floor() as usize)
+            .collect();
+        assert_eq!(BASES.to_vec(), want);
+    }
+
     #[test]
     fn scan8_equals_its_loop() {
         let mut state = 5u64;
