@@ -289,9 +289,7 @@ impl State {
             table::prefetch_bytes(bytemuck::bytes_of(site));
             table::prefetch_bytes(bytemuck::bytes_of(exact));
             table::prefetch_bytes(bytemuck::bytes_of(terms));
-            let c: &[u8] = bytemuck::cast_slice(sk.charikar(i));
-            table::prefetch_bytes(c);
-            table::prefetch_bytes(&c[c.len().saturating_sub(1)..]);
+            table::prefetch_lines(bytemuck::cast_slice(sk.charikar(i)));
         }
     }
 

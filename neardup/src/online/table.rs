@@ -93,6 +93,36 @@ pub(super) fn prefetch_bytes(bytes: &[u8]) {
     let _ = bytes;
 }
 
+/// Starts loading every cache line `bytes` touches (a hint, no effect on results): one
+/// request per 64-byte line, the first one the line of the first byte.
+#[inline]
+#[allow(unsafe_code)]
+pub(super) fn prefetch_lines(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in line_starts(bytes) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch has no effect on memory and does not fault.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
+/// The start of each 64-byte cache line that `bytes` touches, in order (none when
+/// empty). The first may lie before `bytes`: the addresses are only prefetched, never
+/// read, so `wrapping_*` keeps them well defined.
+#[inline]
+fn line_starts(bytes: &[u8]) -> impl Iterator<Item = *const u8> {
+    let first = bytes.as_ptr();
+    let skew = first as usize % 64;
+    let lines = if bytes.is_empty() {
+        0
+    } else {
+        (skew + bytes.len()).div_ceil(64)
+    };
+    (0..lines).map(move |k| first.wrapping_sub(skew).wrapping_add(64 * k))
+}
+
 /// The keys of a table's stored slots, as a rebuild reads them: the hash of a slot's
 /// key, and a hint to start loading the key of a slot asked for soon (a rebuild reads
 /// the keys of thousands of slots in slot order, each in a cache line of its own; asked
@@ -499,21 +529,12 @@ impl Shard {
 
     /// See [`SlotTable::prefetch`].
     #[inline]
-    #[allow(unsafe_code)]
     fn prefetch(&self, h: u64) {
-        #[cfg(target_arch = "x86_64")]
         if !self.cells.is_empty() {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let i = self.home(h);
             let last = (i + SCAN - 1).min(self.cells.len() - 1);
-            // SAFETY: a prefetch has no effect on memory; the addresses are in bounds.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i).cast());
-                _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(last).cast());
-            }
+            prefetch_lines(bytemuck::cast_slice(&self.cells[i..=last]));
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = h;
     }
 
     /// The walk of [`SlotTable::candidates`], eight cells at a time when `WIDE` and
@@ -873,6 +894,25 @@ mod tests {
         scan8, scan8_scalar, sorted_entries, Scratch, SlotTable, BASES, EMPTY, GROWTH, SCAN, SHARDS,
     };
     use crate::sketch::hash::mix64;
+
+    /// `line_starts` against the lines of each byte, one by one, for every offset in a
+    /// line and lengths from 0 to 300.
+    #[test]
+    fn line_starts_are_the_lines_of_the_bytes() {
+        let buf = vec![0u8; 512];
+        for from in 0..64 {
+            for len in 0..300 {
+                let bytes = &buf[from..from + len];
+                let got: Vec<usize> = super::line_starts(bytes).map(|p| p as usize).collect();
+                let mut want: Vec<usize> = bytes
+                    .iter()
+                    .map(|b| b as *const u8 as usize & !63)
+                    .collect();
+                want.dedup();
+                assert_eq!(got, want, "offset {from}, {len} bytes");
+            }
+        }
+    }
 
     /// `scan8` against its loop, on cells free, dead, matching in their high bits or
     /// not, for several slot widths.
