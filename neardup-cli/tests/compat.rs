@@ -184,7 +184,7 @@ fn index_v1_answers_as_stored_and_rewrites_byte_for_byte() {
 /// A deduper state whose log is version 1 (one system call per entry; made by
 /// `neardup stream --state v1.state < corpus.jsonl`): every record is stored with the
 /// sketch this build computes (a copy under another id is its exact duplicate, the
-/// record itself is its own), and appending to it first marks the log version 2.
+/// record itself is its own), and opening it rewrites the log as version 3.
 #[test]
 fn deduper_state_with_a_v1_log_opens_with_every_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +205,7 @@ fn deduper_state_with_a_v1_log_opens_with_every_record() {
     assert_eq!(d.len(), docs.len());
     for doc in &docs {
         assert_eq!(
-            d.check(doc),
+            d.check(doc).unwrap(),
             neardup::Verdict::Exact { of: doc.id.clone() },
             "record {}",
             doc.id
@@ -220,8 +220,8 @@ fn deduper_state_with_a_v1_log_opens_with_every_record() {
     let log = std::fs::read(state.join("log.0")).unwrap();
     assert_eq!(
         &log[8..12],
-        &2u32.to_le_bytes(),
-        "opened for appending: version 2"
+        &3u32.to_le_bytes(),
+        "opened for appending: rewritten as version 3"
     );
     drop(d);
     let d = neardup::Deduper::open(

@@ -87,7 +87,7 @@ fn online(c: &mut Criterion) {
     g.bench_function("check against 100k stored", |b| {
         b.iter(|| {
             i = (i + 1) % probes.len();
-            stored.check(&probes[i])
+            stored.check(&probes[i]).unwrap()
         })
     });
     g.finish();

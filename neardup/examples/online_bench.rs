@@ -206,7 +206,7 @@ fn main() {
     let mut sketch_only: Vec<f64> = Vec::with_capacity(10_000);
     for doc in &probes {
         let t = Instant::now();
-        let v = d.check(doc);
+        let v = d.check(doc).expect("check");
         lat.push(t.elapsed().as_secs_f64() * 1e6);
         std::hint::black_box(v);
         let t = Instant::now();

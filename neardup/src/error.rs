@@ -63,6 +63,13 @@ pub enum Error {
     /// Sketches computed with different settings cannot be compared.
     #[error("sketch settings differ: {0}")]
     Incompatible(String),
+    /// An online deduper's state failed earlier (an I/O error of its log or snapshot,
+    /// or a panic while it was being changed) and takes no more changes until it is
+    /// reopened, so that memory never holds what the disk does not.
+    #[error(
+        "the deduper's state takes no more changes until it is reopened: it failed earlier: {0}"
+    )]
+    Failed(String),
     /// An I/O error, with the path it concerns when known.
     #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Io {

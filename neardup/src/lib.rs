@@ -58,8 +58,9 @@
 //! * HTML support is a fast tolerant scanner, not an HTML5 parser: see [`sketch::tokenize`].
 //! * `unsafe` code is in these private places: the runtime dispatch to AVX-512/AVX2 in
 //!   `sketch::simd` (every path computes bit-identical results), a cache prefetch and the
-//!   SSE2 scan of a run of cells in `online::table`, the memory mappings of the online deduper's files in
-//!   `online::append` and `online::mapped`, the read-only mapping of uncompressed JSONL
+//!   SSE2 scan of a run of cells in `online::table`, the anonymous memory mappings of
+//!   the online deduper's tables in `online::mapped` (its log is written with plain
+//!   positional writes), the read-only mapping of uncompressed JSONL
 //!   inputs in `io::jsonl` (an input truncated while it is read kills the process with
 //!   `SIGBUS`; see [`io::Mapped`]), the SSE2 scan of JSON strings in `io::flat_json`
 //!   (and its string built from checked UTF-8 pieces), and the write-back hint of

@@ -110,25 +110,47 @@ Verdict = dict[str, Any]
 class Deduper:
     """The online deduper: is this document new, or a duplicate of one already stored?
 
-    `Deduper(preset=None, state=None, sync="always", **params)`: the keywords are
-    `Pipeline`'s (the same verdict as a batch run: presets, strategies, site classes).
-    `state`: a directory that keeps the stored documents across restarts and crashes
-    (a snapshot and a log); `sync`: `"always"`, `"never"`, or an int N (flush every N
-    changes). Records are what `Pipeline.run` takes one at a time: a dict, an
+    `Deduper(preset=None, state=None, sync="always", recover=False, unlocked=False,
+    **params)`: the keywords are `Pipeline`'s (the same verdict as a batch run: presets,
+    strategies, site classes). `state`: a directory that keeps the stored documents
+    across restarts and crashes (a snapshot and a log); `sync`: `"always"` (nothing
+    acknowledged is lost; threads share flushes), `"never"`, an int N (flush every N
+    changes) or `"Nms"` (within N milliseconds, even when idle). A log damaged before
+    its last entry raises `ValueError` naming the file, the damaged bytes and the entries
+    past them; with `recover=True` every entry that still checks is kept, the damaged log
+    is set aside as `log.G.damaged`, and `recovered` says what was lost. `unlocked=True`
+    opens a state on a filesystem without file locks (the directory must be yours
+    alone). After a failed write or flush (`OSError`), every change raises
+    `RuntimeError` until the state is reopened (`failure` says why). Records are what `Pipeline.run` takes one at a time: a dict, an
     `(id, text[, url])` tuple or a str. Verdicts are dicts: `id`, `verdict` (`"new"`,
     `"exact"`, `"near"` or `"rejected"`), `of` (the stored id) and, for a rejection,
     `reason`. Thread-safe; the GIL is released while it works. `close()` (or leaving a
     `with` block) flushes the log and lets the state directory go; a closed deduper
     raises `ValueError`."""
 
-    def __init__(self, preset: Optional[str] = None, state: Optional[PathLike] = None, sync: Union[str, int, None] = None, **params: Any) -> None: ...
+    def __init__(self, preset: Optional[str] = None, state: Optional[PathLike] = None, sync: Union[str, int, None] = None, recover: bool = False, unlocked: bool = False, **params: Any) -> None: ...
+    @property
+    def recovered(self) -> Optional[dict[str, Any]]:
+        """What opening recovered from a damaged log (`recover=True`), or None: a dict of
+        `damaged_copy` (the damaged log, kept), `damaged` (its damaged byte ranges, as
+        `(start, end)`), `entries_kept` and `entries_past_damage`."""
+        ...
+    @property
+    def failure(self) -> Optional[str]:
+        """Why the state stopped taking changes (a failed write or flush of its log), or
+        None; every change raises until the state is reopened."""
+        ...
     def check(self, doc: Record) -> Verdict:
-        """The verdict for `doc` against the stored documents; stores nothing."""
+        """The verdict for `doc` against the stored documents; stores nothing. A stored
+        document with the same id and other text is not a candidate (an update is judged
+        against the others)."""
         ...
     def check_and_insert(self, doc: Record) -> Verdict:
         """Checks `doc` and stores it when it is new, atomically (two racing near-duplicates
         cannot both be new); resending a stored document is a retry: `"new"`, nothing
-        changes."""
+        changes. A stored id with other text is an update: judged against the other
+        stored documents, it replaces its earlier version when new; when it duplicates
+        another, its earlier version is removed."""
         ...
     def check_and_insert_many(self, docs: Iterable[Record]) -> list[Verdict]:
         """`check_and_insert` of each record of `docs`, in order, with the documents

@@ -3,7 +3,7 @@
 
 use crate::records::record;
 use crate::run::{without_gil, Pipeline};
-use neardup::online::SyncPolicy;
+use neardup::online::{StateOptions, SyncPolicy};
 use neardup::Verdict;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -14,11 +14,18 @@ use std::sync::{Arc, RwLock};
 
 /// The online deduper: is this document new, or a duplicate of one already stored?
 ///
-/// `Deduper(preset=None, state=None, sync="always", **params)`: the keywords are
-/// `Pipeline`'s (the same verdict as a batch run: presets, strategies, site classes).
-/// `state`: a directory that keeps the stored documents across restarts and crashes
-/// (a snapshot and a log); `sync`: `"always"`, `"never"`, or an int N (flush every N
-/// changes). Records are what `Pipeline.run` takes one at a time: a dict, an
+/// `Deduper(preset=None, state=None, sync="always", recover=False, unlocked=False,
+/// **params)`: the keywords are `Pipeline`'s (the same verdict as a batch run: presets,
+/// strategies, site classes). `state`: a directory that keeps the stored documents
+/// across restarts and crashes (a snapshot and a log); `sync`: `"always"` (nothing
+/// acknowledged is lost; threads share flushes), `"never"`, an int N (flush every N
+/// changes) or `"Nms"` (within N milliseconds, even when idle). A log damaged before
+/// its last entry raises `ValueError` naming the file, the damaged bytes and the entries
+/// past them; with `recover=True` every entry that still checks is kept, the damaged log
+/// is set aside as `log.G.damaged`, and `recovered` says what was lost. `unlocked=True`
+/// opens a state on a filesystem without file locks (the directory must be yours
+/// alone). After a failed write or flush (`OSError`), every change raises
+/// `RuntimeError` until the state is reopened (`failure` says why). Records are what `Pipeline.run` takes one at a time: a dict, an
 /// `(id, text[, url])` tuple or a str. Verdicts are dicts: `id`, `verdict` (`"new"`,
 /// `"exact"`, `"near"` or `"rejected"`), `of` (the stored id) and, for a rejection,
 /// `reason`. Thread-safe; the GIL is released while it works. `close()` (or leaving a
@@ -45,13 +52,10 @@ fn sync_policy(v: Option<&Bound<'_, PyAny>>) -> PyResult<SyncPolicy> {
             millis: u64::MAX,
         });
     }
-    match v.extract::<String>()?.as_str() {
-        "always" => Ok(SyncPolicy::Always),
-        "never" => Ok(SyncPolicy::Never),
-        other => Err(PyValueError::new_err(format!(
-            "sync: \"always\", \"never\" or a number of changes, not {other:?}"
-        ))),
-    }
+    // The library's one parser: "always", "never", "N", "Nms".
+    v.extract::<String>()?
+        .parse()
+        .map_err(|e: neardup::Error| PyValueError::new_err(e.to_string()))
 }
 
 fn verdict_dict<'py>(
@@ -105,21 +109,26 @@ impl Deduper {
 #[pymethods]
 impl Deduper {
     #[new]
-    #[pyo3(signature = (preset=None, state=None, sync=None, **params))]
+    #[pyo3(signature = (preset=None, state=None, sync=None, recover=false, unlocked=false, **params))]
     fn new(
         py: Python<'_>,
         preset: Option<&Bound<'_, PyAny>>,
         state: Option<PathBuf>,
         sync: Option<&Bound<'_, PyAny>>,
+        recover: bool,
+        unlocked: bool,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Deduper> {
         let p = Pipeline::from_preset_and_kwargs(py, preset, params)?;
         let pipeline = p.pipeline()?;
         let fields = p.fields().clone();
-        let sync = sync_policy(sync)?;
+        let options = StateOptions::new()
+            .sync(sync_policy(sync)?)
+            .recover(recover)
+            .unlocked(unlocked);
         let inner = without_gil(py, move || {
             match state {
-                Some(dir) => neardup::Deduper::open(&dir, pipeline, sync),
+                Some(dir) => neardup::Deduper::open_with(&dir, pipeline, &options),
                 None => neardup::Deduper::new(pipeline),
             }
             .map_err(crate::to_py_err)
@@ -131,14 +140,18 @@ impl Deduper {
         })
     }
 
-    /// The verdict for `doc` against the stored documents; stores nothing.
+    /// The verdict for `doc` against the stored documents; stores nothing. A stored
+    /// document with the same id and other text is not a candidate (an update is judged
+    /// against the others).
     fn check<'py>(&self, py: Python<'py>, doc: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-        self.run(py, doc, |d, x| Ok(d.check(x)))
+        self.run(py, doc, |d, x| d.check(x))
     }
 
     /// Checks `doc` and stores it when it is new, atomically (two racing near-duplicates
     /// cannot both be new); resending a stored document is a retry: `"new"`, nothing
-    /// changes.
+    /// changes. A stored id with other text is an update: judged against the other
+    /// stored documents, it replaces its earlier version when new; when it duplicates
+    /// another, its earlier version is removed.
     fn check_and_insert<'py>(
         &self,
         py: Python<'py>,
@@ -258,6 +271,31 @@ impl Deduper {
             };
             d.sync().map_err(crate::to_py_err)
         })
+    }
+
+    /// What opening recovered from a damaged log (`recover=True`), or None: a dict of
+    /// `damaged_copy` (the damaged log, kept), `damaged` (its damaged byte ranges, as
+    /// `(start, end)`), `entries_kept` and `entries_past_damage`.
+    #[getter]
+    fn recovered<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let inner = self.get()?;
+        let Some(r) = inner.recovered() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("damaged_copy", r.damaged_copy.to_string_lossy().to_string())?;
+        let ranges: Vec<(u64, u64)> = r.damaged.iter().map(|x| (x.start, x.end)).collect();
+        d.set_item("damaged", ranges)?;
+        d.set_item("entries_kept", r.entries_kept)?;
+        d.set_item("entries_past_damage", r.entries_past_damage)?;
+        Ok(Some(d))
+    }
+
+    /// Why the state stopped taking changes (a failed write or flush of its log), or
+    /// None; every change raises until the state is reopened.
+    #[getter]
+    fn failure(&self) -> PyResult<Option<String>> {
+        Ok(self.get()?.failure().map(str::to_owned))
     }
 
     /// True once `close()` was called.

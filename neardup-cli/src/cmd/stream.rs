@@ -6,7 +6,7 @@ use crate::config::{FieldArgs, Params};
 use anyhow::{bail, Result};
 use clap::Args;
 use neardup::io::{parse_json_record, JsonlLine, JsonlLines};
-use neardup::online::SyncPolicy;
+use neardup::online::{StateOptions, SyncPolicy};
 use neardup::{Deduper, RejectReason, Verdict};
 use serde::Serialize;
 use std::io::Write;
@@ -22,7 +22,17 @@ pub struct StreamArgs {
     /// is lost), `never` (left to the system), or `N` / `Nms` (every N records / N
     /// milliseconds).
     #[arg(long, default_value = "always")]
-    pub sync: String,
+    pub sync: SyncPolicy,
+    /// Open a state whose log is damaged before its last entry (a bad sector, a flipped
+    /// bit) by keeping every entry that still checks; the damaged log is kept beside it
+    /// as `log.G.damaged`, and what was lost is said on standard error. Without it, such
+    /// a state is an error (a torn last entry, from a crash, is always dropped quietly).
+    #[arg(long)]
+    pub recover: bool,
+    /// Open the state even where its filesystem has no file locks, promising that no
+    /// other process opens it meanwhile.
+    #[arg(long)]
+    pub unlocked: bool,
     /// Compact the state (a new snapshot, an empty log) after this many stored
     /// documents; 0: never.
     #[arg(long, default_value_t = 1_000_000)]
@@ -51,39 +61,22 @@ struct VerdictLine<'a> {
     reason: Option<String>,
 }
 
-fn parse_sync(s: &str) -> Result<SyncPolicy> {
-    Ok(match s {
-        "always" => SyncPolicy::Always,
-        "never" => SyncPolicy::Never,
-        _ => {
-            if let Some(ms) = s.strip_suffix("ms") {
-                SyncPolicy::Every {
-                    entries: u32::MAX,
-                    millis: ms.parse()?,
-                }
-            } else {
-                match s.parse::<u32>() {
-                    Ok(n) if n > 0 => SyncPolicy::Every {
-                        entries: n,
-                        millis: u64::MAX,
-                    },
-                    _ => bail!("--sync: always, never, N (records) or Nms, not {s:?}"),
-                }
-            }
-        }
-    })
-}
-
 pub fn stream(args: StreamArgs) -> Result<()> {
     let params = args.params.merged()?;
     let (builder, priority) = params.builder()?;
     let pipeline = builder.build()?;
     let cap = pipeline.max_record_bytes();
-    let sync = parse_sync(&args.sync)?;
+    let options = StateOptions::new()
+        .sync(args.sync)
+        .recover(args.recover)
+        .unlocked(args.unlocked);
     let d = match &args.state {
-        Some(dir) => Deduper::open(dir, pipeline, sync)?,
+        Some(dir) => Deduper::open_with(dir, pipeline, &options)?,
         None => Deduper::new(pipeline)?,
     };
+    if let Some(r) = d.recovered() {
+        eprintln!("neardup stream: {r}");
+    }
     if let Some(n) = args.reserve {
         d.reserve(n);
     }

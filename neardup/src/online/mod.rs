@@ -32,10 +32,22 @@
 //! is read from the stored document): 4-byte cells, about 6 bytes per entry at the
 //! tables' average load, 7 entries per document with the paper preset.
 //!
-//! **Durable state** ([`Deduper::open`]): a snapshot and a checksummed log (`state`),
-//! the log written through a memory-mapped window (`append`): an entry is in the
-//! system's page cache before the change is applied or answered, without a system call
-//! per entry.
+//! **Durable state** ([`Deduper::open`], [`Deduper::open_with`]): a snapshot and a
+//! checksummed log (`state`), each entry written (one `pwrite`, `append`) before the
+//! change is applied, and flushed before it is acknowledged as the [`SyncPolicy`] says,
+//! threads that insert at once sharing one flush. A log damaged before its end is an
+//! error, or recovered on request ([`StateOptions::recover`]); a failed write, flush,
+//! rename or removal, or a panic while the state was being changed, leaves the deduper
+//! refusing every later change ([`Error::Failed`]) until it is reopened, so memory never
+//! holds what the disk does not.
+//!
+//! **Updates.** A document whose id is already stored is an update of that document:
+//! [`Deduper::check_and_insert`] judges it against the *other* stored documents (never
+//! against its own earlier version) and, when it is new, replaces the earlier version;
+//! when it duplicates another document, the earlier version is removed (logged), so the
+//! state holds what an index of the latest texts would. The same id with the same text
+//! is a retry: [`Verdict::New`], nothing changes. [`Deduper::insert`] stores whatever it
+//! is given, replacing the earlier version.
 //!
 //! **Semantics beside batch `dedup`.** Online, each document is compared with every
 //! stored document (the kept ones, with [`Deduper::check_and_insert`]); there is no
@@ -47,13 +59,15 @@
 //! write lock, so two racing near-duplicates cannot both come back [`Verdict::New`].
 
 mod append;
+#[doc(hidden)]
+pub mod fault;
 mod ids;
 mod mapped;
 mod postings;
 mod state;
 mod table;
 
-pub use state::SyncPolicy;
+pub use state::{Recovered, StateOptions, SyncPolicy};
 
 /// One of the deduper's tables on its own, for the `online-table` bench: not part of
 /// the API.
@@ -102,7 +116,7 @@ use crate::sketch::hash::{id_hash, mix64};
 use crate::sketch::{Sketch, SketchHook, Sketched, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 use table::{sorted_entries, RunEnd, SlotTable};
 
 /// The phases of the ids' and the exact fingerprints' tables (the posting lists' are
@@ -341,6 +355,10 @@ pub struct Deduper {
     /// Supershingle slots with posting lists.
     indexed: usize,
     state: RwLock<State>,
+    /// Why the state stopped taking changes (final until reopened).
+    failed: OnceLock<String>,
+    /// What opening recovered from a damaged log.
+    recovered: Option<Recovered>,
 }
 
 impl std::fmt::Debug for Deduper {
@@ -407,6 +425,8 @@ impl Deduper {
                 walked: Walked::default(),
                 scratch: table::Scratch::default(),
             }),
+            failed: OnceLock::new(),
+            recovered: None,
         })
     }
 
@@ -414,10 +434,25 @@ impl Deduper {
     /// stored documents of its snapshot and log are restored, a torn last log entry is
     /// dropped, and every change is logged before it is applied or acknowledged, flushed
     /// as `sync` says (see [`SyncPolicy`] for what a crash can lose). The state must
-    /// have been made with the same sketch settings.
+    /// have been made with the same sketch settings. A log damaged before its last entry
+    /// is an [`Error::Corrupt`] naming the file, the damaged bytes and the entries past
+    /// them; [`open_with`](Self::open_with) can recover it.
     pub fn open(dir: &std::path::Path, pipeline: Pipeline, sync: SyncPolicy) -> Result<Deduper> {
+        Self::open_with(dir, pipeline, &StateOptions::new().sync(sync))
+    }
+
+    /// [`open`](Self::open) with every option: the sync policy, recovery of a damaged
+    /// log (what it kept and lost: [`recovered`](Self::recovered)), opening where the
+    /// filesystem has no locks.
+    pub fn open_with(
+        dir: &std::path::Path,
+        pipeline: Pipeline,
+        options: &StateOptions,
+    ) -> Result<Deduper> {
         let mut d = Deduper::new(pipeline)?;
-        let (snap, entries, log) = state::open(dir, d.pipeline.sketcher().config(), sync)?;
+        let (snap, entries, log, recovered) =
+            state::open(dir, d.pipeline.sketcher().config(), options)?;
+        d.recovered = recovered;
         if snap.config != *d.pipeline.sketcher().config() {
             // A state whose sketches have simhashes, opened by a deduper that would leave
             // them out (`state::open` checked that this is the only difference): its
@@ -426,7 +461,7 @@ impl Deduper {
             d.pipeline = d.pipeline.with_sketch_config(snap.config.clone())?;
         }
         {
-            let mut st = d.write();
+            let mut st = d.write()?;
             let st = &mut *st;
             // The snapshot's documents become slots 0..n as they are: its sketches are
             // the store, and the tables are built in bulk, sized once for everything
@@ -524,7 +559,7 @@ impl Deduper {
     /// Rewrites the state directory as one snapshot of the stored documents (atomically)
     /// and an empty log; nothing for a deduper in memory.
     pub fn compact(&self) -> Result<()> {
-        let mut st = self.write();
+        let mut st = self.write()?;
         if st.log.is_none() {
             return Ok(());
         }
@@ -552,15 +587,48 @@ impl Deduper {
             )
         });
         if let Some(log) = log.as_mut() {
-            log.compact(|path| save_records(path, cfg, live.len() as u64, records))?;
+            let done = log.compact(|path| save_records(path, cfg, live.len() as u64, records));
+            self.settle(done)?;
         }
         Ok(())
     }
 
     /// Flushes the log to the disk now (whatever the sync policy).
     pub fn sync(&self) -> Result<()> {
-        match self.write().log.as_mut() {
-            Some(log) => log.sync(),
+        let ticket = match self.write()?.log.as_mut() {
+            Some(log) => log.flush_ticket(),
+            None => return Ok(()),
+        };
+        self.settle(ticket.wait())
+    }
+
+    /// What opening recovered from a damaged log ([`StateOptions::recover`]), if it
+    /// did.
+    pub fn recovered(&self) -> Option<&Recovered> {
+        self.recovered.as_ref()
+    }
+
+    /// Why the state stopped taking changes, if it did: an I/O error of its log or
+    /// snapshot, or a panic while it was being changed. Every change and every check is
+    /// then refused with [`Error::Failed`] until the state is reopened.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
+    }
+
+    /// `r`, with the state marked failed when it is an error (see
+    /// [`failure`](Self::failure)).
+    fn settle<T>(&self, r: Result<T>) -> Result<T> {
+        // I/O errors only: a limit refused before anything was written changes nothing.
+        if let Err(e @ Error::Io { .. }) = &r {
+            let _ = self.failed.set(e.to_string());
+        }
+        r
+    }
+
+    /// Waits for `ticket` (the entries a change or a verdict depends on, flushed).
+    fn durable(&self, ticket: Option<append::Ticket>) -> Result<()> {
+        match ticket {
+            Some(t) => self.settle(t.wait()),
             None => Ok(()),
         }
     }
@@ -581,7 +649,8 @@ impl Deduper {
     /// more; keys that many documents share (a long posting list) can still make a
     /// shard grow before. Nothing changes in what is stored or in any verdict.
     pub fn reserve(&self, additional: usize) {
-        let mut st = self.write();
+        // A failed state takes no more documents: nothing to make room for.
+        let Ok(mut st) = self.write() else { return };
         let st = &mut *st;
         let slots = st.ids.len().saturating_add(additional).min(MAX_SLOTS);
         let total = st.live.saturating_add(additional).min(MAX_SLOTS);
@@ -604,7 +673,7 @@ impl Deduper {
 
     /// Stored documents.
     pub fn len(&self) -> usize {
-        self.read().live
+        self.read().map_or(0, |st| st.live)
     }
 
     /// True when nothing is stored.
@@ -616,15 +685,29 @@ impl Deduper {
     /// lists and indexes, counted at their allocated capacity (documents removed or
     /// replaced keep their id and sketch until [`compact`](Self::compact) and a reopen).
     pub fn memory_bytes(&self) -> usize {
-        self.read().bytes()
+        self.read().map_or(0, |st| st.bytes())
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
-        self.state.read().unwrap_or_else(|p| p.into_inner())
+    /// The state to read; an error when a thread panicked while changing it (its
+    /// tables may be half-rebuilt).
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, State>> {
+        self.state.read().map_err(|_| self.poisoned())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(|p| p.into_inner())
+    /// The state to change: an error when an earlier change failed (until reopened) or
+    /// a thread panicked while changing it.
+    fn write(&self) -> Result<std::sync::RwLockWriteGuard<'_, State>> {
+        let st = self.state.write().map_err(|_| self.poisoned())?;
+        match self.failed.get() {
+            Some(why) => Err(Error::Failed(why.clone())),
+            None => Ok(st),
+        }
+    }
+
+    fn poisoned(&self) -> Error {
+        let why = "a thread panicked while changing the deduper's state";
+        let _ = self.failed.set(why.into());
+        Error::Failed(why.into())
     }
 
     /// The document's sketch and site (what [`Pipeline::sketch_record`] gives) and the
@@ -732,8 +815,14 @@ impl Deduper {
         }
     }
 
-    /// The verdict for `doc` against the stored documents; stores nothing.
-    pub fn check(&self, doc: &Document) -> Verdict {
+    /// The verdict for `doc` against the stored documents; stores nothing. A stored
+    /// document with `doc`'s id is never a candidate (an update is judged against the
+    /// others; see the module docs), but the same text under the same id is its own
+    /// exact duplicate. Under [`SyncPolicy::Always`], a verdict waits until what it
+    /// read is on the disk. An error: the state failed (a panic while it was changed,
+    /// or a failed write or flush, after which memory may hold a document the disk does
+    /// not), until it is reopened.
+    pub fn check(&self, doc: &Document) -> Result<Verdict> {
         self.check_prepared(doc, self.prepare(doc))
     }
 
@@ -742,18 +831,26 @@ impl Deduper {
         &self,
         doc: &Document,
         prepared: std::result::Result<Prepared, RejectReason>,
-    ) -> Verdict {
+    ) -> Result<Verdict> {
         let mut prepared = prepared;
         loop {
             let p = match prepared {
-                Err(reason) => return Verdict::Rejected { reason },
+                Err(reason) => return Ok(Verdict::Rejected { reason }),
                 Ok(p) => p,
             };
             {
-                let st = self.read();
+                let st = self.read()?;
+                if let Some(why) = self.failed.get() {
+                    // Its memory may hold a document whose entry is not on the disk.
+                    return Err(Error::Failed(why.clone()));
+                }
                 st.prefetch(&p, p.sketch.as_ref());
-                if let Some(v) = self.verdict(&st, &p, None) {
-                    return v;
+                let own = st.slot_of(&doc.id, p.id_hash);
+                if let Some(v) = self.verdict(&st, &p, own, None) {
+                    let ticket = st.log.as_ref().and_then(|l| l.ticket());
+                    drop(st);
+                    self.durable(ticket)?;
+                    return Ok(v);
                 }
             }
             // Prepared without a sketch for an exact fingerprint that is gone.
@@ -762,32 +859,38 @@ impl Deduper {
     }
 
     /// Stores `doc` whatever it duplicates (an id already stored is replaced) and
-    /// returns the verdict it had before; a rejected document is not stored. An error is
-    /// a failure to log the change (nothing was applied).
+    /// returns the verdict it had before (judged against the other stored documents);
+    /// a rejected document is not stored. An error is a failure to log the change
+    /// (nothing was applied, and the state takes no more changes until reopened).
     pub fn insert(&self, doc: &Document) -> Result<Verdict> {
         let (p, sketch) = match self.prepare_whole(doc) {
             Err(reason) => return Ok(Verdict::Rejected { reason }),
             Ok(p) => p,
         };
-        let mut st = self.write();
+        let mut st = self.write()?;
         st.prefetch(&p, Some(&sketch));
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         let mut walked = std::mem::take(&mut st.walked);
         walked.id = Some(id_end);
-        let v = self.verdict_whole(&st, &p, &sketch, Some(&mut walked));
+        let v = self.verdict_whole(&st, &p, &sketch, old, Some(&mut walked));
         let logged = self.log_insert(&mut st, &doc.id, &p, &sketch);
         if logged.is_ok() {
             self.store(&mut st, &doc.id, &p, &sketch, old, Some(&walked));
         }
         st.walked = walked;
-        logged.map(|()| v)
+        drop(st);
+        self.durable(self.settle(logged)?)?;
+        Ok(v)
     }
 
     /// Checks `doc` and stores it when it is new, atomically: of two racing
     /// near-duplicates, one is new and the other its duplicate. A document whose id is
     /// already stored with the same exact fingerprint is a retry: [`Verdict::New`],
-    /// nothing changes (so a client may resend what it got no answer for). An error is
-    /// a failure to log the change (nothing was applied).
+    /// nothing changes (so a client may resend what it got no answer for). With other
+    /// text, it is an update (module docs): judged against the other stored documents,
+    /// it replaces its earlier version when new, and its earlier version is removed
+    /// when it duplicates another. An error is a failure to log the change (nothing was
+    /// applied, and the state takes no more changes until reopened).
     pub fn check_and_insert(&self, doc: &Document) -> Result<Verdict> {
         match self.prepare(doc) {
             Err(reason) => Ok(Verdict::Rejected { reason }),
@@ -801,17 +904,14 @@ impl Deduper {
     /// in `docs`), for any number of threads. The verdicts come in the order of `docs`;
     /// at the first error (a failure to log a change), the rest are not applied and the
     /// vector ends with that error. Other threads' calls may come between two documents
-    /// of `docs`, as between two calls. Only the sketching runs in parallel: from
-    /// Python on 2 cores, batches of 1,000 records ran 1.15–1.28× faster than one call
-    /// per record (the README's online section). With a pipeline of one thread (or a
-    /// single document), it is one [`check_and_insert`](Self::check_and_insert) per
-    /// document, on the calling thread.
+    /// of `docs`, as between two calls. Only the sketching runs in parallel. With a
+    /// pipeline of one thread (or a single document), it is one
+    /// [`check_and_insert`](Self::check_and_insert) per document, on the calling thread.
     pub fn check_and_insert_many(&self, docs: &[Document]) -> Vec<Result<Verdict>> {
         use rayon::prelude::*;
         if docs.len() < 2 || self.pipeline.threads() == 1 {
             // Nothing to sketch in parallel: one call per document, sketched on this
-            // thread with its cells asked for as it is sketched (handing the sketching
-            // to a pool of one thread took 1.2 times as long at 3 M documents).
+            // thread with its cells asked for as it is sketched.
             return until_error(docs.iter().map(|doc| self.check_and_insert(doc)));
         }
         let prepared: Vec<std::result::Result<Prepared, RejectReason>> =
@@ -830,14 +930,17 @@ impl Deduper {
     }
 
     /// The locked part of [`check_and_insert`](Self::check_and_insert), for `doc`
-    /// prepared as `p`.
+    /// prepared as `p`, then the wait for the log (outside the lock, so that threads
+    /// share flushes).
     /// (The lock is let go and the document prepared again in full when it was
     /// prepared without a sketch for an exact fingerprint no longer stored.)
     fn check_and_insert_prepared(&self, doc: &Document, p: Prepared) -> Result<Verdict> {
         let mut p = p;
         loop {
-            if let Some(v) = self.check_and_insert_locked(doc, &p) {
-                return v;
+            if let Some(v) = self.check_and_insert_locked(doc, &p)? {
+                let (v, ticket) = v;
+                self.durable(ticket)?;
+                return Ok(v);
             }
             p = match self.prepare_full(doc) {
                 Err(reason) => return Ok(Verdict::Rejected { reason }),
@@ -847,45 +950,77 @@ impl Deduper {
     }
 
     /// [`check_and_insert_prepared`](Self::check_and_insert_prepared) under one write
-    /// lock; `None` (nothing done) when `p` has no sketch and the verdict needs it.
-    fn check_and_insert_locked(&self, doc: &Document, p: &Prepared) -> Option<Result<Verdict>> {
-        let mut st = self.write();
+    /// lock: the verdict and the ticket to wait for before answering; `None` (nothing
+    /// done) when `p` has no sketch and the verdict needs it.
+    #[allow(clippy::type_complexity)]
+    fn check_and_insert_locked(
+        &self,
+        doc: &Document,
+        p: &Prepared,
+    ) -> Result<Option<(Verdict, Option<append::Ticket>)>> {
+        let mut st = self.write()?;
         st.prefetch(p, p.sketch.as_ref());
         let (old, id_end) = st.walk_id(&doc.id, p.id_hash);
         if let Some(slot) = old {
             if st.sketches.exact_fingerprints()[slot as usize] == p.exact {
-                return Some(Ok(Verdict::New));
+                let ticket = st.log.as_ref().and_then(|l| l.ticket());
+                return Ok(Some((Verdict::New, ticket)));
             }
         }
         let mut walked = std::mem::take(&mut st.walked);
         walked.id = Some(id_end);
-        let v = self.verdict(&st, p, Some(&mut walked));
-        let mut logged = Ok(());
-        if let (Some(Verdict::New), Some(sketch)) = (&v, &p.sketch) {
-            logged = self.log_insert(&mut st, &doc.id, p, sketch);
-            if logged.is_ok() {
-                self.store(&mut st, &doc.id, p, sketch, old, Some(&walked));
+        let v = self.verdict(&st, p, old, Some(&mut walked));
+        let logged = match (&v, &p.sketch, old) {
+            (Some(Verdict::New), Some(sketch), _) => {
+                let logged = self.log_insert(&mut st, &doc.id, p, sketch);
+                if logged.is_ok() {
+                    self.store(&mut st, &doc.id, p, sketch, old, Some(&walked));
+                }
+                logged
             }
-        }
+            // An update that duplicates another document: its earlier version goes.
+            (Some(_), _, Some(slot)) => self.log_remove(&mut st, &doc.id, slot),
+            _ => Ok(None),
+        };
         st.walked = walked;
-        v.map(|v| logged.map(|()| v))
+        let Some(v) = v else { return Ok(None) };
+        let ticket = self.settle(logged)?;
+        let ticket = ticket.or_else(|| st.log.as_ref().and_then(|l| l.ticket()));
+        Ok(Some((v, ticket)))
     }
 
     /// Removes the document `id`; false when it is not stored. An error is a failure to
-    /// log the change (nothing was applied).
+    /// log the change (nothing was applied, and the state takes no more changes until
+    /// reopened).
     pub fn remove(&self, id: &str) -> Result<bool> {
-        let mut st = self.write();
+        let mut st = self.write()?;
         let Some(slot) = st.slot_of(id, id_hash(id)) else {
             return Ok(false);
         };
-        if let Some(log) = st.log.as_mut() {
-            log.remove(id)?;
-        }
-        self.unstore(&mut st, slot);
+        let logged = self.log_remove(&mut st, id, slot);
+        drop(st);
+        self.durable(self.settle(logged)?)?;
         Ok(true)
     }
 
-    fn log_insert(&self, st: &mut State, id: &str, p: &Prepared, sketch: &Sketch) -> Result<()> {
+    /// Logs the removal of `id`, stored in `slot`, then takes it out.
+    fn log_remove(&self, st: &mut State, id: &str, slot: u32) -> Result<Option<append::Ticket>> {
+        let ticket = match st.log.as_mut() {
+            Some(log) => log.remove(id)?,
+            None => None,
+        };
+        self.unstore(st, slot);
+        Ok(ticket)
+    }
+
+    /// Logs the insert of `id`; the ticket to wait for before acknowledging it.
+    fn log_insert(
+        &self,
+        st: &mut State,
+        id: &str,
+        p: &Prepared,
+        sketch: &Sketch,
+    ) -> Result<Option<append::Ticket>> {
         // Checked before anything is logged, so that what is logged can be stored.
         if st.ids.len() >= MAX_SLOTS {
             return Err(too_many(st.ids.len()));
@@ -893,10 +1028,10 @@ impl Deduper {
         if id.len() > st.ids.max_len() {
             return Err(too_long_id(id.len()));
         }
-        if let Some(log) = st.log.as_mut() {
-            log.insert(id, p.site.as_deref(), sketch.as_ref())?;
+        match st.log.as_mut() {
+            Some(log) => log.insert(id, p.site.as_deref(), sketch.as_ref()),
+            None => Ok(None),
         }
-        Ok(())
     }
 
     /// Takes the live `slot` out of every table.
@@ -964,13 +1099,20 @@ impl Deduper {
         st.live += 1;
     }
 
-    /// The verdict for `p` against the stored documents; where the walks of the exact
-    /// fingerprint's and the posting lists' tables ended goes to `walked`, if given (all
-    /// of them for a new document). `None` when `p` has no sketch and no stored
-    /// document has its exact fingerprint (`walked` then means nothing).
-    fn verdict(&self, st: &State, p: &Prepared, walked: Option<&mut Walked>) -> Option<Verdict> {
+    /// The verdict for `p` against the stored documents other than `own` (the live
+    /// slot of its id, if any); where the walks of the exact fingerprint's and the
+    /// posting lists' tables ended goes to `walked`, if given (all of them for a new
+    /// document). `None` when `p` has no sketch and no stored document has its exact
+    /// fingerprint (`walked` then means nothing).
+    fn verdict(
+        &self,
+        st: &State,
+        p: &Prepared,
+        own: Option<u32>,
+        walked: Option<&mut Walked>,
+    ) -> Option<Verdict> {
         match &p.sketch {
-            Some(sketch) => Some(self.verdict_whole(st, p, sketch, walked)),
+            Some(sketch) => Some(self.verdict_whole(st, p, sketch, own, walked)),
             None => Self::exact_verdict(st, p.exact, walked),
         }
     }
@@ -981,10 +1123,11 @@ impl Deduper {
         st: &State,
         p: &Prepared,
         sketch: &Sketch,
+        own: Option<u32>,
         mut walked: Option<&mut Walked>,
     ) -> Verdict {
         Self::exact_verdict(st, p.exact, walked.as_deref_mut())
-            .unwrap_or_else(|| self.near_verdict(st, p, sketch, walked))
+            .unwrap_or_else(|| self.near_verdict(st, p, sketch, own, walked))
     }
 
     /// [`Verdict::Exact`] when a stored document has the exact fingerprint `exact`;
@@ -1001,13 +1144,15 @@ impl Deduper {
     }
 
     /// The verdict for `p`, sketched as `sketch`, when no stored document has its exact
-    /// fingerprint: near-duplicate of the first candidate the rule accepts, or new;
-    /// where the posting lists' walks ended goes to `walked`.
+    /// fingerprint: near-duplicate of the first candidate the rule accepts (never
+    /// `own`, the earlier version of an update), or new; where the posting lists' walks
+    /// ended goes to `walked`.
     fn near_verdict(
         &self,
         st: &State,
         p: &Prepared,
         sketch: &Sketch,
+        own: Option<u32>,
         mut walked: Option<&mut Walked>,
     ) -> Verdict {
         let mut cand: Vec<u32> = Vec::new();
@@ -1031,7 +1176,7 @@ impl Deduper {
             .site
             .as_deref()
             .map(|name| st.site_names.find(name, p.site_hash(&st.site_names, name)));
-        for slot in cand {
+        for slot in cand.into_iter().filter(|&s| Some(s) != own) {
             let s = st.sites[slot as usize];
             let class = match site {
                 _ if s == NO_SITE => PairClass::Unknown,
@@ -1169,21 +1314,45 @@ mod tests {
         let (p, q) = (d.prepare(&b).unwrap(), d.prepare(&b).unwrap());
         assert!(p.sketch.is_none() && q.sketch.is_none(), "stopped early");
         assert_eq!(
-            d.check_prepared(&b, Ok(q)),
+            d.check_prepared(&b, Ok(q)).unwrap(),
             Verdict::Exact { of: "a".into() }
         );
         let q = d.prepare(&b).unwrap();
         assert!(d.remove("a").unwrap());
-        assert_eq!(d.check_prepared(&b, Ok(q)), Verdict::New);
+        assert_eq!(d.check_prepared(&b, Ok(q)).unwrap(), Verdict::New);
         assert_eq!(d.check_and_insert_prepared(&b, p).unwrap(), Verdict::New);
         assert_eq!(d.len(), 1);
         let (want, _) = d.pipeline().sketch_record(&b).unwrap();
-        assert_eq!(d.read().sketches.get(1).to_owned(), want);
+        assert_eq!(d.read().unwrap().sketches.get(1).to_owned(), want);
         let near = Document::text("n", format!("{text}one"));
-        match d.check(&near) {
+        match d.check(&near).unwrap() {
             Verdict::Near { of, .. } => assert_eq!(of, "b"),
             v => panic!("expected a near-duplicate of b, got {v:?}"),
         }
+    }
+
+    /// A panic while the state is being changed (a rebuild, say) leaves it refusing
+    /// every call with an error, never carrying on over half-rebuilt tables.
+    #[test]
+    fn a_panic_while_changing_the_state_is_an_error_not_silence() {
+        let d = Deduper::new(Pipeline::builder().build().unwrap()).unwrap();
+        let a = Document::text("a", "some words to store before the panic");
+        assert_eq!(d.check_and_insert(&a).unwrap(), Verdict::New);
+        let _ = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _held = d.state.write().unwrap();
+                panic!("a rebuild went wrong");
+            })
+            .join()
+        });
+        let b = Document::text("b", "other words, sent after the panic");
+        assert!(matches!(
+            d.check_and_insert(&b),
+            Err(crate::Error::Failed(_))
+        ));
+        assert!(matches!(d.check(&b), Err(crate::Error::Failed(_))));
+        assert!(matches!(d.remove("a"), Err(crate::Error::Failed(_))));
+        assert!(d.failure().is_some());
     }
 
     /// A batch stops at its first error: the verdicts after it are never asked for.

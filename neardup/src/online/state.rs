@@ -6,11 +6,13 @@
 //!                  file (crate::persist::sketches: version 4 when its settings leave
 //!                  the simhash out, as a deduper's do unless its rule reads it; 3
 //!                  when they do not), written atomically
-//! DIR/log.G        the changes since: "NDDEDLOG", version u32 (2), then entries
-//!                  len u32, crc32 u32 of the payload, payload:
+//! DIR/log.G        the changes since: "NDDEDLOG", version u32 (3), then entries
+//!                  mark [F5 9E 3C A7], len u32, crc32 u32 of len and payload, payload:
 //!                  1 u8 + a sketch-file record (insert; an id already stored is replaced)
 //!                  2 u8 + id_len u32 + id (remove)
-//!                  then, after a crash, zeros (the file's unused end)
+//! DIR/log.G.damaged[.K]   a damaged log set aside by a recovery (never deleted)
+//! DIR/log.G.new    a log being written whole (a new one, or a rewrite), renamed to
+//!                  log.G once flushed
 //! DIR/lock         empty; locked (`flock`) while a deduper has the state open
 //! ```
 //!
@@ -18,60 +20,195 @@
 //! without waiting, and a second open of the directory, in this process or another,
 //! fails with [`std::io::ErrorKind::ResourceBusy`] until the first deduper is dropped
 //! (or its process dies: the system releases the lock). Two writers of one log would
-//! interleave their entries, and one's compaction would delete the other's files.
+//! interleave their entries, and one's compaction would delete the other's files. Where
+//! the filesystem has no locks, opening fails too, unless the caller says the directory
+//! is theirs alone ([`StateOptions::unlocked`]).
 //!
 //! `G` is the generation. Opening a directory loads the highest snapshot and replays its
-//! log; an entry cut short or failing its checksum ends the log there (a torn tail: the
-//! file is truncated to the last whole entry, never half-applied), and so does a zero
-//! length (the log is written through a memory mapping, [`super::append`], which grows
-//! the file with zeros ahead of its content). Version 1 logs (written with one system
-//! call per entry, never with a zeroed end) are read the same way. [`super::Deduper::compact`]
-//! writes `snapshot.G+1` atomically (the commit point), starts `log.G+1` and deletes
-//! generation `G`; a crash anywhere in between leaves a directory that opens to the same
-//! state. Opening also removes files of older generations.
+//! log. [`super::Deduper::compact`] writes `snapshot.G+1` atomically (the commit point),
+//! starts `log.G+1` and deletes generation `G`; a crash anywhere in between leaves a
+//! directory that opens to the same state. Opening also removes files of older
+//! generations.
 //!
-//! An entry is written before the change is applied or acknowledged. What a crash can
-//! lose depends on the [`SyncPolicy`]: a killed process loses nothing acknowledged under
-//! any policy (the entries are in the operating system's cache); a power loss or an
-//! operating-system crash loses nothing acknowledged under [`SyncPolicy::Always`], at
-//! most the last `entries` entries or `millis` milliseconds under
-//! [`SyncPolicy::Every`], and whatever the system had not written under
-//! [`SyncPolicy::Never`].
+//! # Torn tails and damage
+//!
+//! Each entry starts with a 4-byte mark (bytes that never occur in UTF-8 text, so in no
+//! id or site) and carries its length and a CRC-32 of both length and payload, so that
+//! after a damaged entry the next whole one can be found: the next mark followed by a
+//! length and payload that check.
+//!
+//! - An entry that does not check **with no whole entry after it** is a torn tail: the
+//!   last write of a process that died, cut short. It is dropped without a word (the
+//!   file is cut after the last whole entry). A damaged last entry looks the same and is
+//!   dropped the same way: nothing in the file tells the two apart.
+//! - An entry that does not check **with whole entries after it** is damage (a bad
+//!   sector, a flipped bit). Opening fails with [`Error::Corrupt`] naming the file, the
+//!   damaged byte range and how many entries lie past it, and changes nothing. Opened
+//!   with [`StateOptions::recover`], the log keeps every entry that checks, the damaged
+//!   file is kept as `log.G.damaged` (hard-linked, or copied where links are not
+//!   possible), and [`Recovered`] says what was lost.
+//!
+//! Logs of versions 1 and 2 (no marks; version 2 written through a memory mapping,
+//! which could leave a zeroed end after a crash) are read too, a zeroed end taken as a
+//! torn tail, and rewritten as version 3 on opening (atomically, a new file renamed over
+//! the old). Damage in them is found by trying every byte position as an entry's start.
+//!
+//! # What a crash can lose
+//!
+//! An entry is written before the change is applied or acknowledged. A killed process
+//! loses nothing acknowledged under any policy (the entries are in the operating
+//! system's cache); a power loss or an operating-system crash loses nothing acknowledged
+//! under [`SyncPolicy::Always`], at most the last `entries` entries or `millis`
+//! milliseconds under [`SyncPolicy::Every`], and whatever the system had not written
+//! under [`SyncPolicy::Never`]. A failed write, flush, rename or removal leaves the
+//! deduper refusing changes until it is reopened (the error is not retried: after a
+//! failed `fdatasync`, what reached the disk is unknown).
 
-use super::append::Appender;
+use super::append::{Appender, Ticket};
+use super::fault::{self, Op};
 use crate::error::{Error, Result};
 use crate::persist::container::Cursor;
 use crate::persist::sketches::{decode_record, encode_record, SavedSketches};
 use crate::sketch::{Sketch, SketchConfig, SketchRef};
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::Duration;
 
 const LOG_MAGIC: &[u8; 8] = b"NDDEDLOG";
-/// Version 2: the log may end in zeros. Version 1 (read too): it never did.
-const LOG_VERSION: u32 = 2;
+/// Version 3: entries start with [`MARK`] and their CRC covers the length. Versions 1
+/// and 2 are read (and rewritten as 3).
+const LOG_VERSION: u32 = 3;
+/// The mark that starts an entry: 0xF5 never occurs in UTF-8.
+const MARK: [u8; 4] = [0xF5, 0x9E, 0x3C, 0xA7];
+const HEADER: usize = 12;
 const INSERT: u8 = 1;
 const REMOVE: u8 = 2;
 
-/// When the log is flushed to the disk (`fsync`); see the module docs for what a crash
-/// can lose under each.
+/// When the log is flushed to the disk (`fdatasync`); see the module docs for what a
+/// crash can lose under each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SyncPolicy {
-    /// After every entry (the default): nothing acknowledged is ever lost.
+    /// Before each change is acknowledged (the default): nothing acknowledged is ever
+    /// lost. Threads inserting at once share flushes (group commit), and a verdict that
+    /// names a stored document waits until that document is on the disk.
     #[default]
     Always,
-    /// After `entries` entries or `millis` milliseconds since the last flush, whichever
-    /// comes first (checked at each entry).
+    /// After `entries` entries, and at most `millis` milliseconds after an entry was
+    /// written, whether or not more come (a thread of the log's own flushes an idle
+    /// log). `u32::MAX` entries or `u64::MAX` milliseconds turn that bound off.
     Every {
         /// Entries between flushes.
         entries: u32,
-        /// Milliseconds between flushes.
+        /// Milliseconds an entry may wait to be flushed.
         millis: u64,
     },
-    /// Never explicitly (the operating system writes when it likes).
+    /// Never explicitly (the operating system writes when it likes), and when the
+    /// deduper is dropped.
     Never,
+}
+
+impl std::str::FromStr for SyncPolicy {
+    type Err = Error;
+
+    /// `always`, `never`, `N` (every N entries) or `Nms` (every N milliseconds).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::Config(format!(
+                "sync policy: always, never, N (entries) or Nms (milliseconds), not {s:?}"
+            ))
+        };
+        Ok(match s {
+            "always" => SyncPolicy::Always,
+            "never" => SyncPolicy::Never,
+            _ => match s.strip_suffix("ms") {
+                Some(ms) => SyncPolicy::Every {
+                    entries: u32::MAX,
+                    millis: ms.parse().map_err(|_| bad())?,
+                },
+                None => match s.parse::<u32>() {
+                    Ok(n) if n > 0 => SyncPolicy::Every {
+                        entries: n,
+                        millis: u64::MAX,
+                    },
+                    _ => return Err(bad()),
+                },
+            },
+        })
+    }
+}
+
+/// How a state directory is opened ([`super::Deduper::open_with`]).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct StateOptions {
+    /// When the log is flushed. By default, [`SyncPolicy::Always`].
+    pub sync: SyncPolicy,
+    /// Open a log damaged before its last entry by keeping every entry that checks and
+    /// setting the damaged file aside (module docs). By default, such a log is an error.
+    pub recover: bool,
+    /// Open where the filesystem has no file locks, the caller promising that no other
+    /// deduper opens the directory meanwhile. By default, that is an error.
+    pub unlocked: bool,
+}
+
+impl StateOptions {
+    /// The defaults: flush before acknowledging, refuse damage, refuse to open unlocked.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the sync policy. By default, [`SyncPolicy::Always`].
+    pub fn sync(mut self, sync: SyncPolicy) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Recovers a damaged log (module docs). By default, this is disabled.
+    pub fn recover(mut self, yes: bool) -> Self {
+        self.recover = yes;
+        self
+    }
+
+    /// Opens without a lock where the filesystem has none. By default, this is
+    /// disabled.
+    pub fn unlocked(mut self, yes: bool) -> Self {
+        self.unlocked = yes;
+        self
+    }
+}
+
+/// What a recovery kept and lost ([`StateOptions::recover`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Recovered {
+    /// The damaged log, as it was, under its new name.
+    pub damaged_copy: PathBuf,
+    /// The damaged byte ranges of that file (each lost whole: the entries that were
+    /// there, at least one per range).
+    pub damaged: Vec<Range<u64>>,
+    /// Entries kept (every entry that checks).
+    pub entries_kept: u64,
+    /// Of those, entries that lay past the first damage.
+    pub entries_past_damage: u64,
+}
+
+impl std::fmt::Display for Recovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes: u64 = self.damaged.iter().map(|r| r.end - r.start).sum();
+        write!(
+            f,
+            "recovered a damaged log: {} entries kept ({} of them past the damage), {} \
+             damaged range(s) of {bytes} bytes lost (the entries there); the damaged file \
+             is kept as {}",
+            self.entries_kept,
+            self.entries_past_damage,
+            self.damaged.len(),
+            self.damaged_copy.display()
+        )
+    }
 }
 
 /// One change of the log.
@@ -93,15 +230,21 @@ pub(crate) struct Log {
     out: Appender,
     policy: SyncPolicy,
     unsynced: u32,
-    last_sync: Instant,
     buf: Vec<u8>,
-    /// `DIR/lock`, locked while the state is open (see the module docs).
-    _lock: File,
+    /// `DIR/lock`, locked while the state is open (see the module docs); `None` when
+    /// opened unlocked.
+    _lock: Option<File>,
+}
+
+/// `op` on `path`, after asking the fault seam.
+fn io<T>(path: &Path, op: Op, f: impl FnOnce() -> std::io::Result<T>) -> Result<T> {
+    fault::check(path, op)
+        .and_then(|()| f())
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Takes `DIR/lock` (see the module docs); the lock lasts as long as the file is open.
-/// Where the platform or filesystem has no file locks, the state opens unlocked.
-fn lock_dir(dir: &Path) -> Result<File> {
+fn lock_dir(dir: &Path, unlocked: bool) -> Result<Option<File>> {
     let path = dir.join("lock");
     let f = OpenOptions::new()
         .create(true)
@@ -110,7 +253,7 @@ fn lock_dir(dir: &Path) -> Result<File> {
         .open(&path)
         .map_err(|e| Error::io(&path, e))?;
     match f.try_lock() {
-        Ok(()) => Ok(f),
+        Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::io(
             &path,
             std::io::Error::new(
@@ -118,8 +261,21 @@ fn lock_dir(dir: &Path) -> Result<File> {
                 "the state is open in another deduper (one at a time; in this process or another)",
             ),
         )),
+        Err(std::fs::TryLockError::Error(e))
+            if e.kind() == std::io::ErrorKind::Unsupported && unlocked =>
+        {
+            Ok(None)
+        }
         Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
-            Ok(f)
+            Err(Error::io(
+                &path,
+                std::io::Error::new(
+                    e.kind(),
+                    "this filesystem has no file locks, so nothing would stop a second \
+                     deduper from writing the state at once; open unlocked only if the \
+                     directory is yours alone (StateOptions::unlocked)",
+                ),
+            ))
         }
         Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
@@ -151,22 +307,22 @@ fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-fn sync_dir(dir: &Path) {
-    // Makes renames and new files durable where the platform allows it.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+/// Makes renames and new files in `dir` durable.
+fn sync_dir(dir: &Path) -> Result<()> {
+    let marker = dir.join(".");
+    io(&marker, Op::Sync, || File::open(dir)?.sync_all())
 }
 
 /// Opens (or creates) the state in `dir`: the snapshot, the entries of its log (a torn
-/// tail cut off), and the log open for appending.
+/// tail cut off; damage an error or recovered), the log open for appending, and what a
+/// recovery did.
 pub(crate) fn open(
     dir: &Path,
     config: &SketchConfig,
-    policy: SyncPolicy,
-) -> Result<(SavedSketches, Vec<Entry>, Log)> {
+    options: &StateOptions,
+) -> Result<(SavedSketches, Vec<Entry>, Log, Option<Recovered>)> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let lock = lock_dir(dir)?;
+    let lock = lock_dir(dir, options.unlocked)?;
     let g = match generations(dir, "snapshot")?.into_iter().max() {
         Some(g) => g,
         None => {
@@ -176,8 +332,10 @@ pub(crate) fn open(
                 sites: Vec::new(),
                 sketches: crate::sketch::Sketches::new(config),
             };
-            empty.save(&snapshot_path(dir, 0))?;
-            sync_dir(dir);
+            let path = snapshot_path(dir, 0);
+            io(&path, Op::Write, || Ok(()))?;
+            empty.save(&path)?;
+            sync_dir(dir)?;
             0
         }
     };
@@ -199,34 +357,20 @@ pub(crate) fn open(
         )));
     }
     let path = log_path(dir, g);
-    let entries = if path.exists() {
-        let (entries, version) = replay(&path, config)?;
-        if version != LOG_VERSION {
-            // What is appended now may end in zeros after a crash: say so, so that a
-            // build that reads version 1 only refuses the file rather than misreads it.
-            let mut f = OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(|e| Error::io(&path, e))?;
-            f.seek(SeekFrom::Start(8))
-                .and_then(|_| f.write_all(&LOG_VERSION.to_le_bytes()))
-                .and_then(|_| f.sync_all())
-                .map_err(|e| Error::io(&path, e))?;
-        }
-        entries
+    let (entries, recovered) = if path.exists() {
+        replay(&path, config, options.recover)?
     } else {
         create_log(&path)?;
-        sync_dir(dir);
-        Vec::new()
+        (Vec::new(), None)
     };
     // Older generations are superseded by this snapshot.
     for prefix in ["snapshot", "log"] {
         for old in generations(dir, prefix)?.into_iter().filter(|&o| o < g) {
             let p = dir.join(format!("{prefix}.{old}"));
-            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+            io(&p, Op::Remove, || std::fs::remove_file(&p))?;
         }
     }
-    let out = Appender::open(&path)?;
+    let out = open_appender(&path, options.sync)?;
     Ok((
         snap,
         entries,
@@ -234,73 +378,246 @@ pub(crate) fn open(
             dir: dir.to_path_buf(),
             generation: g,
             out,
-            policy,
+            policy: options.sync,
             unsynced: 0,
-            last_sync: Instant::now(),
             buf: Vec::new(),
             _lock: lock,
         },
+        recovered,
     ))
 }
 
-/// Writes an empty log (its header) at `path`, flushed.
-fn create_log(path: &Path) -> Result<()> {
-    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(LOG_MAGIC)
-        .and_then(|_| f.write_all(&LOG_VERSION.to_le_bytes()))
-        .and_then(|_| f.sync_all())
-        .map_err(|e| Error::io(path, e))
+fn open_appender(path: &Path, policy: SyncPolicy) -> Result<Appender> {
+    let (cut, idle) = match policy {
+        SyncPolicy::Always => (true, None),
+        SyncPolicy::Every { millis, .. } if millis < u64::MAX => {
+            (false, Some(Duration::from_millis(millis.max(1))))
+        }
+        _ => (false, None),
+    };
+    Appender::open(path, cut, idle)
 }
 
-/// The whole entries of a log and its version; the file is truncated after the last
-/// whole entry.
-fn replay(path: &Path, config: &SketchConfig) -> Result<(Vec<Entry>, u32)> {
+/// Writes an empty log (its header) at `path`, atomically (a file beside it, flushed,
+/// renamed over it: a crash or an error never leaves a log without its header).
+fn create_log(path: &Path) -> Result<()> {
+    let mut header = LOG_MAGIC.to_vec();
+    header.extend_from_slice(&LOG_VERSION.to_le_bytes());
+    write_new(path, &header)
+}
+
+/// `bytes` as the file `path`: written beside it, flushed, renamed over it, the
+/// directory flushed.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("log");
+    let tmp = path.with_file_name(format!("{name}.new"));
+    let mut f = io(&tmp, Op::Create, || File::create(&tmp))?;
+    io(&tmp, Op::Write, || f.write_all(bytes))?;
+    io(&tmp, Op::Sync, || f.sync_all())?;
+    drop(f);
+    io(path, Op::Rename, || std::fs::rename(&tmp, path))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Frames `payload` as an entry of the current version, appended to `out`.
+fn frame(out: &mut Vec<u8>, payload: &[u8]) {
+    let len = (payload.len() as u32).to_le_bytes();
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&len);
+    crc.update(payload);
+    out.extend_from_slice(&MARK);
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// The entry starting at `at`, if one whole entry that checks does: its payload and
+/// where the next starts. `marked`: version 3 framing.
+fn entry_at(data: &[u8], at: usize, marked: bool) -> Option<(Range<usize>, usize)> {
+    let head = if marked {
+        (data.get(at..at + 4)? == MARK).then_some(at + 4)?
+    } else {
+        at
+    };
+    let h = data.get(head..head + 8)?;
+    let len_bytes = [h[0], h[1], h[2], h[3]];
+    let len = u32::from_le_bytes(len_bytes) as usize;
+    let crc = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+    if len == 0 {
+        return None;
+    }
+    let start = head + 8;
+    let end = start.checked_add(len)?;
+    let payload = data.get(start..end)?;
+    let sum = if marked {
+        let mut c = crc32fast::Hasher::new();
+        c.update(&len_bytes);
+        c.update(payload);
+        c.finalize()
+    } else {
+        crc32fast::hash(payload)
+    };
+    // An unmarked entry must also start like one (its kind), which keeps the search
+    // through an old log from taking random bytes for an entry.
+    (sum == crc && (marked || matches!(payload[0], INSERT | REMOVE))).then_some((start..end, end))
+}
+
+/// Where the next whole entry after `from` starts, if any.
+fn next_entry(data: &[u8], from: usize, marked: bool) -> Option<usize> {
+    if marked {
+        let mut i = from;
+        while let Some(k) = memchr::memmem::find(data.get(i..)?, &MARK) {
+            if entry_at(data, i + k, true).is_some() {
+                return Some(i + k);
+            }
+            i += k + 1;
+        }
+        None
+    } else {
+        (from..data.len()).find(|&q| entry_at(data, q, false).is_some())
+    }
+}
+
+/// A log read through: its entries' payloads, its damaged ranges (each followed by a
+/// whole entry), and where a torn tail starts.
+struct Scan {
+    payloads: Vec<Range<usize>>,
+    damaged: Vec<Range<usize>>,
+    torn: Option<usize>,
+}
+
+fn scan(data: &[u8], marked: bool) -> Scan {
+    let mut s = Scan {
+        payloads: Vec::new(),
+        damaged: Vec::new(),
+        torn: None,
+    };
+    let mut at = HEADER;
+    while at < data.len() {
+        if let Some((payload, next)) = entry_at(data, at, marked) {
+            s.payloads.push(payload);
+            at = next;
+            continue;
+        }
+        match next_entry(data, at + 1, marked) {
+            Some(q) => {
+                s.damaged.push(at..q);
+                at = q;
+            }
+            None => {
+                s.torn = Some(at);
+                break;
+            }
+        }
+    }
+    s
+}
+
+/// The entries of the log at `path` (see the module docs for torn tails, damage and old
+/// versions), and what a recovery did.
+fn replay(
+    path: &Path,
+    config: &SketchConfig,
+    recover: bool,
+) -> Result<(Vec<Entry>, Option<Recovered>)> {
     let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
         reason,
     };
-    if data.len() < 12 || &data[..8] != LOG_MAGIC {
+    if data.len() < HEADER || &data[..8] != LOG_MAGIC {
         return Err(corrupt("not a neardup deduper log".into()));
     }
     let version = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-    if version != 1 && version != LOG_VERSION {
+    if !(1..=LOG_VERSION).contains(&version) {
         return Err(corrupt(format!(
-            "unsupported log version {version} (this build reads 1 and {LOG_VERSION})"
+            "unsupported log version {version} (this build reads 1 to {LOG_VERSION})"
         )));
     }
-    let mut at = 12usize;
-    let mut out = Vec::new();
-    while let Some(head) = data.get(at..at + 8) {
-        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-        if len == 0 {
-            // The zeroed end of a log that was being written when the process died.
-            break;
+    let s = scan(&data, version == LOG_VERSION);
+    let mut entries = Vec::with_capacity(s.payloads.len());
+    for (i, p) in s.payloads.iter().enumerate() {
+        match parse_entry(&data[p.clone()], config, i as u64) {
+            Ok(e) => entries.push(e),
+            // A whole entry with a good checksum that does not parse: not damage a
+            // recovery could skip, but a log this build cannot read.
+            Err(e) => return Err(corrupt(format!("entry {i} (byte {}): {e}", p.start))),
         }
-        let Some(payload) = data.get(at + 8..at + 8 + len) else {
-            break;
+    }
+    let past = |at: usize| s.payloads.iter().filter(|p| p.start > at).count() as u64;
+    if let Some(first) = s.damaged.first() {
+        let bytes: usize = s.damaged.iter().map(|r| r.end - r.start).sum();
+        if !recover {
+            return Err(corrupt(format!(
+                "damaged at bytes {}..{} ({} damaged range(s), {bytes} bytes in all), with \
+                 {} whole entries past the damage: not a torn tail, so the log was left as \
+                 it is; open with recovery (neardup stream --recover, \
+                 neardup.Deduper(recover=True), StateOptions::recover) to keep every entry \
+                 that checks and set this file aside",
+                first.start,
+                first.end,
+                s.damaged.len(),
+                past(first.start)
+            )));
+        }
+        let aside = set_aside(path)?;
+        rewrite(path, &data, &s.payloads)?;
+        let recovered = Recovered {
+            damaged_copy: aside,
+            damaged: s
+                .damaged
+                .iter()
+                .map(|r| r.start as u64..r.end as u64)
+                .collect(),
+            entries_kept: s.payloads.len() as u64,
+            entries_past_damage: past(first.start),
         };
-        if crc32fast::hash(payload) != crc {
-            break;
-        }
-        match parse_entry(payload, config, out.len() as u64) {
-            Ok(e) => out.push(e),
-            // A whole entry with a good checksum that does not parse: not a torn tail.
-            Err(e) => return Err(corrupt(format!("entry {}: {e}", out.len()))),
-        }
-        at += 8 + len;
+        return Ok((entries, Some(recovered)));
     }
-    if at < data.len() {
+    if version != LOG_VERSION {
+        // Appended entries are framed as version 3: the old entries are too, first.
+        rewrite(path, &data, &s.payloads)?;
+    } else if let Some(at) = s.torn {
         // A torn tail: drop it, so that new entries follow the last whole one.
-        let f = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
-        f.set_len(at as u64).map_err(|e| Error::io(path, e))?;
-        f.sync_all().map_err(|e| Error::io(path, e))?;
+        let f = io(path, Op::Write, || {
+            let f = OpenOptions::new().write(true).open(path)?;
+            f.set_len(at as u64)?;
+            Ok(f)
+        })?;
+        io(path, Op::Sync, || f.sync_all())?;
     }
-    Ok((out, version))
+    Ok((entries, None))
+}
+
+/// Keeps the log at `path` as it is under a new name (`log.G.damaged`, or `.damaged.K`
+/// when taken): a hard link, or a copy where links are not possible.
+fn set_aside(path: &Path) -> Result<PathBuf> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("log");
+    let mut aside = path.with_file_name(format!("{name}.damaged"));
+    let mut k = 2;
+    while aside.exists() {
+        aside = path.with_file_name(format!("{name}.damaged.{k}"));
+        k += 1;
+    }
+    io(&aside, Op::Create, || {
+        std::fs::hard_link(path, &aside).or_else(|_| {
+            std::fs::copy(path, &aside)?;
+            File::open(&aside)?.sync_all()
+        })
+    })?;
+    Ok(aside)
+}
+
+/// Replaces the log at `path` by one of the current version holding `payloads` of
+/// `data`: written beside it, flushed, renamed over it.
+fn rewrite(path: &Path, data: &[u8], payloads: &[Range<usize>]) -> Result<()> {
+    let mut out = Vec::with_capacity(data.len() + 12 * payloads.len());
+    out.extend_from_slice(LOG_MAGIC);
+    out.extend_from_slice(&LOG_VERSION.to_le_bytes());
+    for p in payloads {
+        frame(&mut out, &data[p.clone()]);
+    }
+    write_new(path, &out)
 }
 
 fn parse_entry(payload: &[u8], config: &SketchConfig, i: u64) -> Result<Entry> {
@@ -327,72 +644,138 @@ fn parse_entry(payload: &[u8], config: &SketchConfig, i: u64) -> Result<Entry> {
 }
 
 impl Log {
-    /// Appends an insert.
-    pub(crate) fn insert(&mut self, id: &str, site: Option<&str>, s: SketchRef<'_>) -> Result<()> {
-        self.buf.clear();
-        self.buf.extend_from_slice(&[0; 8]);
-        self.buf.push(INSERT);
-        encode_record(&mut self.buf, id, site, s);
-        self.append()
+    /// Appends an insert; the ticket to wait for before acknowledging it, if the policy
+    /// says to flush now.
+    pub(crate) fn insert(
+        &mut self,
+        id: &str,
+        site: Option<&str>,
+        s: SketchRef<'_>,
+    ) -> Result<Option<Ticket>> {
+        let mut payload = std::mem::take(&mut self.buf);
+        payload.clear();
+        payload.push(INSERT);
+        encode_record(&mut payload, id, site, s);
+        let r = self.append(&payload);
+        self.buf = payload;
+        r
     }
 
-    /// Appends a removal.
-    pub(crate) fn remove(&mut self, id: &str) -> Result<()> {
-        self.buf.clear();
-        self.buf.extend_from_slice(&[0; 8]);
-        self.buf.push(REMOVE);
-        self.buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
-        self.buf.extend_from_slice(id.as_bytes());
-        self.append()
+    /// Appends a removal (as [`insert`](Self::insert)).
+    pub(crate) fn remove(&mut self, id: &str) -> Result<Option<Ticket>> {
+        let mut payload = std::mem::take(&mut self.buf);
+        payload.clear();
+        payload.push(REMOVE);
+        payload.extend_from_slice(&(id.len() as u32).to_le_bytes());
+        payload.extend_from_slice(id.as_bytes());
+        let r = self.append(&payload);
+        self.buf = payload;
+        r
     }
 
-    fn append(&mut self) -> Result<()> {
-        let len = (self.buf.len() - 8) as u32;
-        let crc = crc32fast::hash(&self.buf[8..]);
-        self.buf[..4].copy_from_slice(&len.to_le_bytes());
-        self.buf[4..8].copy_from_slice(&crc.to_le_bytes());
+    fn append(&mut self, payload: &[u8]) -> Result<Option<Ticket>> {
+        let mut entry = Vec::with_capacity(payload.len() + 12);
+        frame(&mut entry, payload);
         // A killed process leaves a whole entry or a torn tail (cut off on opening).
-        self.out.append(&self.buf)?;
-        self.unsynced += 1;
+        let end = self.out.append(&entry)?;
+        self.unsynced = self.unsynced.saturating_add(1);
         let due = match self.policy {
             SyncPolicy::Always => true,
             SyncPolicy::Every { entries, millis } => {
-                self.unsynced >= entries || self.last_sync.elapsed().as_millis() as u64 >= millis
+                self.unsynced >= entries
+                    || self.out.syncer().since_last().as_millis() as u64 >= millis
             }
             SyncPolicy::Never => false,
         };
-        if due {
-            self.sync()?;
-        }
-        Ok(())
+        Ok(due.then(|| {
+            self.unsynced = 0;
+            self.out.ticket_to(end)
+        }))
     }
 
-    /// Flushes the log to the disk.
-    pub(crate) fn sync(&mut self) -> Result<()> {
-        self.out.sync()?;
+    /// Under [`SyncPolicy::Always`], a ticket for everything written so far: a verdict
+    /// that names a stored document waits for it, so that it never names one a crash
+    /// could lose.
+    pub(crate) fn ticket(&self) -> Option<Ticket> {
+        (self.policy == SyncPolicy::Always).then(|| self.out.ticket())
+    }
+
+    /// A ticket for everything written so far, whatever the policy (for an explicit
+    /// flush).
+    pub(crate) fn flush_ticket(&mut self) -> Ticket {
         self.unsynced = 0;
-        self.last_sync = Instant::now();
-        Ok(())
+        self.out.ticket()
     }
 
     /// Writes the next generation's snapshot with `save` (given its path; it must write
     /// the file atomically), starts its log and deletes the current generation.
     pub(crate) fn compact(&mut self, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let next = self.generation + 1;
-        save(&snapshot_path(&self.dir, next))?;
-        sync_dir(&self.dir);
+        let snapshot = snapshot_path(&self.dir, next);
+        io(&snapshot, Op::Write, || Ok(()))?;
+        save(&snapshot)?;
+        // The commit point: the snapshot holds every entry of the current log.
+        self.out.syncer().all_durable();
+        sync_dir(&self.dir)?;
         let path = log_path(&self.dir, next);
         create_log(&path)?;
-        self.out = Appender::open(&path)?;
-        for old in [
-            snapshot_path(&self.dir, self.generation),
-            log_path(&self.dir, self.generation),
-        ] {
-            std::fs::remove_file(&old).map_err(|e| Error::io(&old, e))?;
-        }
-        sync_dir(&self.dir);
+        self.out = open_appender(&path, self.policy)?;
         self.generation = next;
         self.unsynced = 0;
-        Ok(())
+        for old in [
+            snapshot_path(&self.dir, next - 1),
+            log_path(&self.dir, next - 1),
+        ] {
+            io(&old, Op::Remove, || std::fs::remove_file(&old))?;
+        }
+        sync_dir(&self.dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_of(payloads: &[&[u8]]) -> Vec<u8> {
+        let mut out = LOG_MAGIC.to_vec();
+        out.extend_from_slice(&LOG_VERSION.to_le_bytes());
+        for p in payloads {
+            frame(&mut out, p);
+        }
+        out
+    }
+
+    #[test]
+    fn a_scan_finds_every_entry_after_damage_and_takes_a_cut_end_for_a_torn_tail() {
+        let payloads: Vec<Vec<u8>> = (0..20u8).map(|i| vec![INSERT, i, i, i, i]).collect();
+        let refs: Vec<&[u8]> = payloads.iter().map(|p| p.as_slice()).collect();
+        let whole = log_of(&refs);
+        let s = scan(&whole, true);
+        assert_eq!(s.payloads.len(), 20);
+        assert!(s.damaged.is_empty() && s.torn.is_none());
+        // Every byte of every entry but the last, flipped: one damaged range, the
+        // other 19 entries found.
+        let size = 4 + 8 + 5;
+        for at in HEADER..HEADER + 19 * size {
+            let mut d = whole.clone();
+            d[at] ^= 0x40;
+            let s = scan(&d, true);
+            assert_eq!(s.payloads.len(), 19, "byte {at}");
+            assert_eq!(s.damaged.len(), 1, "byte {at}");
+            let k = (at - HEADER) / size;
+            assert_eq!(
+                s.damaged[0],
+                HEADER + k * size..HEADER + (k + 1) * size,
+                "byte {at}"
+            );
+            assert!(s.torn.is_none());
+        }
+        // The last entry cut anywhere: a torn tail, no damage.
+        for cut in whole.len() - size + 1..whole.len() {
+            let s = scan(&whole[..cut], true);
+            assert_eq!(s.payloads.len(), 19);
+            assert!(s.damaged.is_empty());
+            assert_eq!(s.torn, Some(whole.len() - size));
+        }
     }
 }
