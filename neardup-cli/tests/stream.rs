@@ -244,3 +244,159 @@ fn each_verdict_comes_before_the_next_record_is_sent() {
     drop(to);
     assert!(child.wait().unwrap().success());
 }
+
+/// The entries of a version 3 log: (start, end) of each, from its documented layout
+/// (a 4-byte mark, length, CRC-32, payload).
+fn log_entries(log: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 12;
+    while at + 12 <= log.len() {
+        let len = u32::from_le_bytes(log[at + 4..at + 8].try_into().unwrap()) as usize;
+        out.push((at, at + 12 + len));
+        at += 12 + len;
+    }
+    out
+}
+
+/// `neardup stream --state state FLAGS` fed `lines`: its whole output, stderr too.
+fn run_stream(lines: &[String], state: &Path, flags: &[&str]) -> std::process::Output {
+    let mut child = Command::new(bin())
+        .arg("stream")
+        .args(flags)
+        .arg("--state")
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = lines.join("\n") + "\n";
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join().unwrap();
+    out
+}
+
+/// A state whose log has a byte flipped a third of the way in: `stream` fails, naming
+/// the file and the entries past the damage, and changes nothing; `--recover` keeps
+/// every other entry, keeps the damaged file aside and says so; nothing is silently
+/// forgotten.
+#[test]
+fn a_damaged_state_is_an_error_and_recover_keeps_every_other_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = corpus(dir.path()).into_iter().take(120).collect();
+    let state = dir.path().join("state");
+    let verdicts = stream_with(&lines, Some(&state), &["--sync", "never"]);
+    let stored = verdicts.iter().filter(|v| v.contains("\"new\"")).count();
+    let log = std::fs::read(state.join("log.0")).unwrap();
+    let entries = log_entries(&log);
+    assert_eq!(entries.len(), stored);
+    let (start, _) = entries[entries.len() / 3];
+    let mut bad = log.clone();
+    bad[start + 20] ^= 1;
+    std::fs::write(state.join("log.0"), &bad).unwrap();
+    let probes: Vec<String> = lines
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| v.contains("\"new\""))
+        .map(|(l, _)| {
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            let id = rec["id"].as_str().unwrap().to_owned();
+            rec["id"] = format!("probe-{id}").into();
+            rec.to_string()
+        })
+        .collect();
+    let out = run_stream(&probes, &state, &[]);
+    assert!(!out.status.success(), "a damaged state must not open");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let past = entries.len() - entries.len() / 3 - 1;
+    assert!(
+        err.contains("log.0") && err.contains(&format!("{past} whole entries past")),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read(state.join("log.0")).unwrap(), bad);
+    // Recovered: every probe but the damaged entry's document is a duplicate.
+    let out = run_stream(&probes, &state, &["--recover"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("recovered a damaged log") && err.contains("log.0.damaged"),
+        "{err}"
+    );
+    let answers = String::from_utf8(out.stdout).unwrap();
+    let new = answers.lines().filter(|v| v.contains("\"new\"")).count();
+    assert_eq!(
+        new, 1,
+        "only the damaged entry's document is lost: {answers}"
+    );
+    assert_eq!(std::fs::read(state.join("log.0.damaged")).unwrap(), bad);
+}
+
+/// `neardup stream` killed at chosen points inside an append (half an entry written)
+/// and inside a compaction (after the new snapshot, before the new log; between the
+/// removals of the old generation), through the state's kill points: a restart keeps
+/// every acknowledged record, and the record being written is either whole or absent.
+#[test]
+fn a_stream_killed_inside_an_append_or_a_compaction_keeps_what_it_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = corpus(dir.path()).into_iter().take(200).collect();
+    let one = stream(&lines, None);
+    // Create 1 is the first log's; 2 the first compaction's (every 10 stored).
+    for (n, point) in [
+        "half-write:37",
+        "create:2",
+        "remove:1",
+        "remove:2",
+        "sync:50",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let state = dir.path().join(format!("state{n}"));
+        let mut cmd = Command::new(bin());
+        cmd.args(["stream", "--compact-every", "10", "--state"])
+            .arg(&state)
+            .env("NEARDUP_STATE_KILL", point);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = lines.join("\n") + "\n";
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().unwrap();
+        let _ = writer.join().unwrap();
+        assert!(!out.status.success(), "{point}: the kill point was reached");
+        let acknowledged: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        assert!(acknowledged.len() < lines.len(), "{point}");
+        assert_eq!(acknowledged[..], one[..acknowledged.len()], "{point}");
+        // Every acknowledged new record is stored: a copy under another id is its
+        // exact duplicate.
+        let probe = |l: &String| {
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            let id = rec["id"].as_str().unwrap().to_owned();
+            rec["id"] = format!("probe-{id}").into();
+            rec.to_string()
+        };
+        let probes: Vec<String> = acknowledged
+            .iter()
+            .zip(&lines)
+            .filter(|(v, _)| v.contains("\"new\""))
+            .map(|(_, l)| probe(l))
+            .collect();
+        let probed = stream(&probes, Some(&state));
+        assert!(
+            probed.iter().all(|v| v.contains("\"exact\"")),
+            "{point}: {probed:?}"
+        );
+        // The record in flight is whole or absent: resending it is a retry or new, and
+        // the rest then gives the uninterrupted run's verdicts.
+        let k = acknowledged.len();
+        let rest = stream(&lines[k..], Some(&state));
+        assert_eq!(rest[1..], one[k + 1..], "{point}");
+    }
+}

@@ -170,3 +170,35 @@ def test_bad_records_are_rejected_with_the_reason():
     assert v["verdict"] == "rejected" and "missing field" in v["reason"]
     assert d.check("   ")["verdict"] == "rejected"
     assert d.check_and_insert(("a", "some words here and there"))["verdict"] == "new"
+
+
+def test_a_damaged_log_raises_and_recover_keeps_every_other_entry(corpus, tmp_path):
+    rows = read_jsonl(corpus)[:60]
+    state = tmp_path / "state"
+    with neardup.Deduper(state=str(state), sync="never") as d:
+        stored = [r for r in rows if d.check_and_insert(r)["verdict"] == "new"]
+    log = (state / "log.0").read_bytes()
+    # The documented layout: a 12-byte header, then entries of a 4-byte mark, length,
+    # CRC-32 and payload. A byte of the third entry's payload flipped.
+    at, starts = 12, []
+    while at < len(log):
+        starts.append(at)
+        at += 12 + int.from_bytes(log[at + 4:at + 8], "little")
+    assert len(starts) == len(stored)
+    bad = bytearray(log)
+    bad[starts[2] + 14] ^= 1
+    (state / "log.0").write_bytes(bytes(bad))
+    with pytest.raises(ValueError, match=f"{len(stored) - 3} whole entries past"):
+        neardup.Deduper(state=str(state))
+    assert (state / "log.0").read_bytes() == bytes(bad), "left as it was"
+    with neardup.Deduper(state=str(state), recover=True) as d:
+        r = d.recovered
+        assert r is not None and r["entries_kept"] == len(stored) - 1
+        assert r["damaged"] == [(starts[2], starts[3])]
+        assert (state / "log.0.damaged").read_bytes() == bytes(bad)
+        assert len(d) == len(stored) - 1
+        verdicts = [d.check(dict(x, id="probe-" + x["id"]))["verdict"] for x in stored]
+        assert verdicts.count("new") == 1 and verdicts[2] == "new"
+        assert d.failure is None
+    with neardup.Deduper(state=str(state), sync="20ms") as d:
+        assert d.recovered is None and len(d) == len(stored) - 1
