@@ -257,7 +257,7 @@ def bucket_pairs(members: Sequence[int], max_bucket: Optional[int] = None, windo
     """The candidate pairs of one stage-one bucket under the library's big-bucket rule:
     every pair of a bucket of at most `max_bucket` members; for a bigger one the star
     around its first member and each member with its next `window` members. `(a, b)`
-    tuples with `a < b`."""
+    tuples with `a < b`; ordinals are 64-bit."""
     ...
 def verify_pairs(a: Any, b: Any, **params: Any) -> pa.RecordBatch:
     """The one verdict for pairs of sketches: row `i` of `a` paired with row `i` of `b`

@@ -322,15 +322,16 @@ impl JsonLines {
 /// `max_bucket` members gives every pair; a bigger one only the star around its first
 /// member (in input order) and each member with its next `window` members, so a
 /// 200,000-member bucket costs linear work. Returns `(a, b)` tuples with `a < b`.
-/// The defaults are the library's (`max_bucket=1000`, `window=8`).
+/// Ordinals are 64-bit (0 to 2^64 − 1). The defaults are the library's
+/// (`max_bucket=1000`, `window=8`).
 #[pyfunction]
 #[pyo3(signature = (members, max_bucket=None, window=None))]
 pub fn bucket_pairs(
     py: Python<'_>,
-    members: Vec<u32>,
+    members: Vec<u64>,
     max_bucket: Option<usize>,
     window: Option<usize>,
-) -> PyResult<Vec<(u32, u32)>> {
+) -> PyResult<Vec<(u64, u64)>> {
     let d = BucketLimits::default();
     let limits = BucketLimits {
         max_bucket: max_bucket.unwrap_or(d.max_bucket),

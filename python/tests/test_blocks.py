@@ -39,6 +39,16 @@ def test_bucket_pairs_is_the_documented_rule(n):
         assert len(got) < 10 * n, "a big bucket costs linear work"
 
 
+def test_bucket_pairs_takes_64_bit_ordinals():
+    # Ordinals past 2**32 (an incremental run offsets them by the saved count): the
+    # documented rule, unchanged.
+    base = 2**32 - 3
+    members = [base + 7 * i for i in range(1200)]
+    assert set(neardup.bucket_pairs(members)) == reference_bucket_pairs(members)
+    top = 2**64 - 1
+    assert neardup.bucket_pairs([top, 2**40, top - 1]) == [(2**40, top - 1), (2**40, top), (top - 1, top)]
+
+
 def test_bucket_pairs_ignores_order_and_repeats():
     assert neardup.bucket_pairs([9, 2, 9, 5]) == [(2, 5), (2, 9), (5, 9)]
     with pytest.raises(ValueError):

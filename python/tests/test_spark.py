@@ -92,6 +92,23 @@ def test_spark_matches_cli(spark, cli, corpus, tmp_path, settings, partitions):
     assert r.counts["read"] == len(read_jsonl(corpus))
 
 
+def test_spark_ordinals_past_2_to_the_32(spark, cli, tmp_path):
+    """Ordinals are 64-bit through the job (stage one's bucket pairs included): records
+    numbered from past 2**32, with gaps, give the CLI's answer."""
+    import neardup.spark as nds
+
+    path = tmp_path / "chains.jsonl"
+    chains(path)
+    expected = run_cli(cli, path, tmp_path, [])
+    rows = read_jsonl(path)
+    df = spark.createDataFrame(
+        [(2**32 + 5 + 3 * i, r["id"], r.get("text"), r.get("html"), r.get("url")) for i, r in enumerate(rows)],
+        "ord long, id string, text string, html string, url string").repartition(3)
+    r = nds.dedup(df, ordinal="ord")
+    assert spark_result(r) == expected
+    assert r.counts["read"] == len(rows)
+
+
 @pytest.mark.parametrize("settings", SETTINGS, ids=SETTINGS_IDS)
 def test_spark_chains_big_bucket_and_demo(spark, cli, tmp_path, settings):
     import neardup.spark as nds

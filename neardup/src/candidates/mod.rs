@@ -245,8 +245,9 @@ pub fn for_each_bucket_pair(n: usize, limits: BucketLimits, mut f: impl FnMut(us
 
 /// The candidate pairs of one bucket under the big-bucket rule
 /// ([`for_each_bucket_pair`]): `members` are input ordinals in any order (repeats are
-/// ignored); pairs `(a, b)` with `a < b`, in the rule's order.
-pub fn bucket_pairs_of(members: &[u32], limits: BucketLimits) -> Vec<(u32, u32)> {
+/// ignored); pairs `(a, b)` with `a < b`, in the rule's order. Any ordinal type: the
+/// Spark job's are 64-bit.
+pub fn bucket_pairs_of<T: Copy + Ord>(members: &[T], limits: BucketLimits) -> Vec<(T, T)> {
     let mut m = members.to_vec();
     m.sort_unstable();
     m.dedup();
