@@ -89,6 +89,22 @@ fn stream_with(lines: &[String], state: Option<&Path>, flags: &[&str]) -> Vec<St
         .collect()
 }
 
+/// For each record of `lines` whose verdict in `verdicts` is `new`: the record under the
+/// id `probe-ID`, which a state that stored the record calls its exact duplicate.
+fn probes_of_new<S: AsRef<str>>(lines: &[String], verdicts: &[S]) -> Vec<String> {
+    lines
+        .iter()
+        .zip(verdicts)
+        .filter(|(_, v)| v.as_ref().contains("\"new\""))
+        .map(|(l, _)| {
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            let id = rec["id"].as_str().unwrap().to_owned();
+            rec["id"] = format!("probe-{id}").into();
+            rec.to_string()
+        })
+        .collect()
+}
+
 #[test]
 fn verdict_lines_in_order_and_a_restart_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,17 +160,7 @@ fn a_killed_stream_reopens_with_what_it_acknowledged() {
         assert_eq!(acknowledged[..], one[..kill_after]);
         // Every acknowledged new record is stored: a copy under another id is its
         // duplicate.
-        let probes: Vec<String> = acknowledged
-            .iter()
-            .zip(&lines)
-            .filter(|(v, _)| v.contains("\"new\""))
-            .map(|(_, l)| {
-                let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
-                let id = rec["id"].as_str().unwrap().to_owned();
-                rec["id"] = format!("probe-{id}").into();
-                rec.to_string()
-            })
-            .collect();
+        let probes = probes_of_new(&lines, &acknowledged);
         // Resending everything not acknowledged gives the uninterrupted run's verdicts.
         let rest = stream(&lines[kill_after..], Some(&state));
         assert_eq!(
@@ -296,17 +302,7 @@ fn a_damaged_state_is_an_error_and_recover_keeps_every_other_entry() {
     let mut bad = log.clone();
     bad[start + 20] ^= 1;
     std::fs::write(state.join("log.0"), &bad).unwrap();
-    let probes: Vec<String> = lines
-        .iter()
-        .zip(&verdicts)
-        .filter(|(_, v)| v.contains("\"new\""))
-        .map(|(l, _)| {
-            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
-            let id = rec["id"].as_str().unwrap().to_owned();
-            rec["id"] = format!("probe-{id}").into();
-            rec.to_string()
-        })
-        .collect();
+    let probes = probes_of_new(&lines, &verdicts);
     let out = run_stream(&probes, &state, &[]);
     assert!(!out.status.success(), "a damaged state must not open");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -376,18 +372,7 @@ fn a_stream_killed_inside_an_append_or_a_compaction_keeps_what_it_acknowledged()
         assert_eq!(acknowledged[..], one[..acknowledged.len()], "{point}");
         // Every acknowledged new record is stored: a copy under another id is its
         // exact duplicate.
-        let probe = |l: &String| {
-            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
-            let id = rec["id"].as_str().unwrap().to_owned();
-            rec["id"] = format!("probe-{id}").into();
-            rec.to_string()
-        };
-        let probes: Vec<String> = acknowledged
-            .iter()
-            .zip(&lines)
-            .filter(|(v, _)| v.contains("\"new\""))
-            .map(|(_, l)| probe(l))
-            .collect();
+        let probes = probes_of_new(&lines, &acknowledged);
         let probed = stream(&probes, Some(&state));
         assert!(
             probed.iter().all(|v| v.contains("\"exact\"")),
