@@ -421,14 +421,23 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Frames `payload` as an entry of the current version, appended to `out`.
 fn frame(out: &mut Vec<u8>, payload: &[u8]) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 12]);
+    out.extend_from_slice(payload);
+    let (head, payload) = out[at..].split_at_mut(12);
+    frame_head(head, payload);
+}
+
+/// The 12 bytes that start an entry of `payload`: the mark, the length, the CRC-32 of
+/// both length and payload.
+fn frame_head(head: &mut [u8], payload: &[u8]) {
     let len = (payload.len() as u32).to_le_bytes();
     let mut crc = crc32fast::Hasher::new();
     crc.update(&len);
     crc.update(payload);
-    out.extend_from_slice(&MARK);
-    out.extend_from_slice(&len);
-    out.extend_from_slice(&crc.finalize().to_le_bytes());
-    out.extend_from_slice(payload);
+    head[..4].copy_from_slice(&MARK);
+    head[4..8].copy_from_slice(&len);
+    head[8..12].copy_from_slice(&crc.finalize().to_le_bytes());
 }
 
 /// The entry starting at `at`, if one whole entry that checks does: its payload and
@@ -652,32 +661,29 @@ impl Log {
         site: Option<&str>,
         s: SketchRef<'_>,
     ) -> Result<Option<Ticket>> {
-        let mut payload = std::mem::take(&mut self.buf);
-        payload.clear();
-        payload.push(INSERT);
-        encode_record(&mut payload, id, site, s);
-        let r = self.append(&payload);
-        self.buf = payload;
-        r
+        self.buf.clear();
+        self.buf.extend_from_slice(&[0; 12]);
+        self.buf.push(INSERT);
+        encode_record(&mut self.buf, id, site, s);
+        self.append()
     }
 
     /// Appends a removal (as [`insert`](Self::insert)).
     pub(crate) fn remove(&mut self, id: &str) -> Result<Option<Ticket>> {
-        let mut payload = std::mem::take(&mut self.buf);
-        payload.clear();
-        payload.push(REMOVE);
-        payload.extend_from_slice(&(id.len() as u32).to_le_bytes());
-        payload.extend_from_slice(id.as_bytes());
-        let r = self.append(&payload);
-        self.buf = payload;
-        r
+        self.buf.clear();
+        self.buf.extend_from_slice(&[0; 12]);
+        self.buf.push(REMOVE);
+        self.buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
+        self.buf.extend_from_slice(id.as_bytes());
+        self.append()
     }
 
-    fn append(&mut self, payload: &[u8]) -> Result<Option<Ticket>> {
-        let mut entry = Vec::with_capacity(payload.len() + 12);
-        frame(&mut entry, payload);
+    /// Appends the entry in `buf`: 12 bytes of room for its head, then its payload.
+    fn append(&mut self) -> Result<Option<Ticket>> {
+        let (head, payload) = self.buf.split_at_mut(12);
+        frame_head(head, payload);
         // A killed process leaves a whole entry or a torn tail (cut off on opening).
-        let end = self.out.append(&entry)?;
+        let end = self.out.append(&self.buf)?;
         self.unsynced = self.unsynced.saturating_add(1);
         let due = match self.policy {
             SyncPolicy::Always => true,
