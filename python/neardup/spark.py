@@ -135,12 +135,16 @@ class SparkDedup:
         e, bb, bbm = p["bucket_sizes"].agg(
             F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
         classes = {r["site"]: r["count"] for r in self.pairs.groupBy("site").count().collect()}
-        sizes = [r["size"] for r in self.clusters.select("size").collect()]
-        hist: List[int] = []
-        for m in sizes:
-            k = m.bit_length() - 1
-            hist += [0] * (k + 1 - len(hist))
-            hist[k] += 1
+        # The cluster sizes, aggregated on the executors: the driver gets a row per
+        # power of two, never a row per cluster.
+        size = F.col("size")
+        n_clusters, clustered, max_size = self.clusters.agg(
+            F.count(F.lit(1)), F.sum(size), F.max(size)).collect()[0]
+        bins = (self.clusters.groupBy((F.floor(F.log2(size))).cast("int").alias("k")).count()
+                .collect())
+        hist: List[int] = [0] * (max((r["k"] for r in bins), default=-1) + 1)
+        for r in bins:
+            hist[r["k"]] = r["count"]
         c = self.counts
         return {
             "read": c["read"], "previous": c["previous_snapshot"], "kept": c["kept"],
@@ -154,8 +158,8 @@ class SparkDedup:
             "same_site_pairs": classes.get("same", 0), "cross_site_pairs": classes.get("cross", 0),
             "unknown_site_pairs": classes.get("unknown", 0),
             "unchained": 0, "boilerplate_pages": 0, "boilerplate_terms": 0,
-            "clusters": {"clusters": len(sizes), "clustered_documents": sum(sizes),
-                         "max_size": max(sizes, default=0), "size_histogram": hist},
+            "clusters": {"clusters": int(n_clusters), "clustered_documents": int(clustered or 0),
+                         "max_size": int(max_size or 0), "size_histogram": hist},
         }
 
 
@@ -174,7 +178,7 @@ class SavedSketches:
     """format_version, count, sketch_config, stage_one."""
 
 
-def save_sketches(result: SparkDedup, path: str) -> None:
+def save_sketches(result: SparkDedup, path: str, overwrite: bool = False) -> None:
     """Saves ``result.sketches`` under ``path`` (any filesystem Spark writes): the
     sketches as Parquet in ``path/sketches``, then ``path/meta`` (JSON: format version,
     count, the sketch settings and the stage-one generator they were made with). The
@@ -186,10 +190,10 @@ def save_sketches(result: SparkDedup, path: str) -> None:
     dense = with_ordinal(ordered, sizes_out=sizes).withColumnRenamed(ORD, "ordinal")
     meta = dict(result.sketch_meta or {}, format_version=SKETCHES_FORMAT_VERSION,
                 kind="neardup spark sketches", count=sizes[0])
-    dense.select("ordinal", *SAVED_COLUMNS).write.mode("overwrite").parquet(f"{path}/sketches")
+    dense.select("ordinal", *SAVED_COLUMNS).write.mode(_mode(overwrite)).parquet(f"{path}/sketches")
     spark = result.sketches.sparkSession
     spark.createDataFrame([(json.dumps(meta, sort_keys=True),)], "meta string").coalesce(1) \
-        .write.mode("overwrite").text(f"{path}/meta")
+        .write.mode(_mode(overwrite)).text(f"{path}/meta")
 
 
 def load_sketches(spark, path: str) -> SavedSketches:
@@ -741,28 +745,54 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
     )
 
 
-def _write(df, path: str, fmt: str) -> int:
-    """Writes ``df`` as one part file in ``path`` (JSONL with every field, nulls
-    included, or Parquet) and returns the rows written, counted by reading them back."""
+def _mode(overwrite: bool) -> str:
+    return "overwrite" if overwrite else "errorifexists"
+
+
+def _write(df, path: str, fmt: str, overwrite: bool = False) -> int:
+    """Writes ``df`` — ordered by a sort, so that each task writes one range of it —
+    as part files in ``path`` whose concatenation in name order is the whole output in
+    order (JSONL with every field, nulls included, or Parquet), and returns the rows
+    written, counted by reading them back. An existing ``path`` is an error unless
+    ``overwrite``. No single task writes everything."""
     spark = df.sparkSession
+    w = df.write.mode(_mode(overwrite))
     if fmt == "parquet":
-        df.coalesce(1).write.mode("overwrite").parquet(path)
+        w.parquet(path)
         return spark.read.parquet(path).count()
-    df.coalesce(1).write.mode("overwrite").option("ignoreNullFields", "false").json(path)
+    w.option("ignoreNullFields", "false").json(path)
     return spark.read.text(path).count()
 
 
-def write_kept(r: SparkDedup, path: str, fmt: str) -> int:
-    """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark;
-    other inputs' rows in the chosen format."""
+def write_kept(r: SparkDedup, path: str, fmt: str, overwrite: bool = False) -> int:
+    """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark
+    with the schema it infers; other inputs' rows in the chosen format. Part files in
+    input order (see :func:`_write`)."""
     spark = r.kept.sparkSession
     if r.lines:
         if fmt == "parquet":
-            rows = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0]))
-            return _write(rows, path, fmt)
-        r.kept.select("line").coalesce(1).write.mode("overwrite").text(path)
+            from pyspark.sql import functions as F
+
+            schema = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0])).schema
+            rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
+            return _write(rows, path, fmt, overwrite)
+        r.kept.select("line").write.mode(_mode(overwrite)).text(path)
         return spark.read.text(path).count()
-    return _write(r.kept, path, fmt)
+    return _write(r.kept, path, fmt, overwrite)
+
+
+def refuse_existing(spark, paths: List[Optional[str]]) -> None:
+    """Refuses, before any work, outputs that exist already (a run never deletes what is
+    there unless told to overwrite): a ``FileExistsError`` naming the first. Paths are
+    looked up with Hadoop's filesystem API, so any filesystem Spark writes."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for given in paths:
+        if not given:
+            continue
+        path = jvm.org.apache.hadoop.fs.Path(given)
+        if path.getFileSystem(conf).exists(path):
+            raise FileExistsError(f"{given}: exists already; pass --overwrite (overwrite=True) to replace it")
 
 
 def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any],
@@ -816,6 +846,14 @@ def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any
     }
 
 
+def shuffle_partitions(spark, inputs: List[str], per_partition: int = 64 << 20) -> int:
+    """Shuffle partitions for ``inputs``: one per ``per_partition`` bytes of input (64 MiB
+    by default), at least the session's default parallelism (so 29 MB on 2 cores is 2
+    partitions, not Spark's 200)."""
+    total = sum(size for _, size in list_inputs(spark, inputs))
+    return max(spark.sparkContext.defaultParallelism, -(-total // per_partition))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m neardup.spark")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -823,7 +861,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     d.add_argument("inputs", nargs="+")
     d.add_argument("--master", default=None)
     d.add_argument("--shuffle-partitions", type=int, default=None,
-                   help="spark.sql.shuffle.partitions (default: the session's)")
+                   help="spark.sql.shuffle.partitions (default: one per 64 MiB of input, at least the "
+                        "default parallelism; adaptive execution coalesces small ones)")
+    d.add_argument("--overwrite", action="store_true",
+                   help="replace output directories that exist (default: refuse them before any work)")
+    d.add_argument("--progress", action="store_true",
+                   help="show Spark's console progress bar (default: off)")
     d.add_argument("--input-format", choices=["json", "parquet"], default=None)
     d.add_argument("-o", "--output")
     d.add_argument("--clusters")
@@ -852,18 +895,25 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     from pyspark.sql import SparkSession
 
-    # The executors' Python workers run this interpreter (the one with neardup).
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     b = SparkSession.builder.appName("neardup")
     if args.master:
         b = b.master(args.master)
-    if args.shuffle_partitions:
-        b = b.config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
-    b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
+    master = args.master or os.environ.get("MASTER", "")
+    if master.startswith("local"):
+        # Executors on this machine run this interpreter (the one with neardup); on a
+        # cluster, the executors' own environment says (see the docs: spark.archives).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        b = b.config("spark.pyspark.python", sys.executable)
+    b = (b.config("spark.sql.adaptive.enabled", "true")
+         .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
+         .config("spark.ui.showConsoleProgress", "true" if args.progress else "false"))
     spark = b.getOrCreate()
+    spark.conf.set("spark.sql.shuffle.partitions",
+                   str(args.shuffle_partitions or shuffle_partitions(spark, args.inputs)))
     rep = run(spark, args.inputs, output=args.output, clusters=args.clusters, pairs=args.pairs,
               rejects=args.rejects, report_path=args.report, sketches=args.sketches,
-              save=args.save_sketches, fmt=args.format, input_format=args.input_format, **params)
+              save=args.save_sketches, fmt=args.format, input_format=args.input_format,
+              overwrite=args.overwrite, **params)
     spark.stop()
     a = rep["accounting"]
     print(f"neardup.spark: {a['read']} records read: {a['kept']} kept, {a['exact_duplicates']} exact "
@@ -877,15 +927,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Optional[str] = None,
         pairs: Optional[str] = None, rejects: Optional[str] = None, report_path: Optional[str] = None,
         sketches: Optional[str] = None, save: Optional[str] = None, fmt: str = "jsonl",
-        input_format: Optional[str] = None, **params: Any) -> Dict[str, Any]:
+        input_format: Optional[str] = None, overwrite: bool = False, **params: Any) -> Dict[str, Any]:
     """``python -m neardup.spark dedup`` on a session: reads ``inputs``
     (:func:`read_inputs`), deduplicates them (against the saved ``sketches`` of an
-    earlier snapshot, if given), writes the outputs asked for — each a directory with
-    one part file, JSONL in the CLI's line formats (kept JSONL lines unchanged) or
-    Parquet — saves the sketches to ``save``, and returns the report (:func:`report`;
-    written to ``report_path`` atomically)."""
+    earlier snapshot, if given), writes the outputs asked for — each a directory of part
+    files written by many tasks, whose concatenation in name order is the CLI's file:
+    JSONL in the CLI's line formats (kept JSONL lines unchanged) or Parquet — saves the
+    sketches to ``save``, and returns the report (:func:`report`; written to
+    ``report_path`` atomically). An output directory that exists is refused before any
+    work (``FileExistsError``) unless ``overwrite``."""
     from pyspark.sql import functions as F
 
+    if not overwrite:
+        refuse_existing(spark, [output, clusters, pairs, rejects, save])
     start = time.perf_counter()
     per_input: List[Dict[str, Any]] = []
     records = read_inputs(spark, inputs, input_format, counts_out=per_input)
@@ -893,21 +947,21 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
     r = dedup(records, ordinal=ORD, previous=previous, **params)
     kept_written = rejects_written = None
     if output:
-        kept_written = write_kept(r, output, fmt)
+        kept_written = write_kept(r, output, fmt, overwrite)
     if clusters:
-        _write(r.clusters.select("members", "representative", "size"), clusters, fmt)
+        _write(r.clusters.select("members", "representative", "size"), clusters, fmt, overwrite)
     if pairs:
         _write(r.pairs.select("a", "b", "charikar_agreement", "kind", "shared_supershingles", "site"),
-               pairs, fmt)
+               pairs, fmt, overwrite)
     if rejects:
         # The CLI's rejects lines: fields in alphabetical order, ``file`` null (a
         # directory's files are inputs of their own here).
         rejected = r.fates.where(F.col("fate") == "rejected").select(
             "code", F.lit(None).cast("string").alias("file"), "id", "input", "position", "reason",
             F.col("ordinal").alias("record"))
-        rejects_written = _write(rejected, rejects, fmt)
+        rejects_written = _write(rejected.orderBy("record"), rejects, fmt, overwrite)
     if save:
-        save_sketches(r, save)
+        save_sketches(r, save, overwrite)
     rep = report(r, per_input, params, kept_written, rejects_written,
                  seconds=time.perf_counter() - start)
     if report_path:

@@ -33,6 +33,9 @@ def spark(failure_marker):
          .config("spark.pyspark.python", sys.executable)
          .config("spark.pyspark.driver.python", sys.executable)
          .config("spark.sql.shuffle.partitions", "4")
+         # Several part files per output even for small data (adaptive execution would
+         # coalesce them into one), so that their order is tested.
+         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
          .config("spark.ui.enabled", "false")
          .config("spark.task.maxFailures", "4")
          .config("spark.executorEnv.NEARDUP_SPARK_FAILURE_MARKER", str(failure_marker))
@@ -310,14 +313,19 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings):
                   clusters=str(sp / "clusters"), pairs=str(sp / "pairs"),
                   report_path=str(sp / "report.json"), **settings)
 
-    def part(d):
-        (f,) = sorted((sp / d).glob("part-*"))
-        return f
+    def parts(d):
+        """The part files of an output directory, concatenated in name order."""
+        files = sorted((sp / d).glob("part-*"))
+        whole = tmp_path / f"{d}.whole"
+        whole.write_bytes(b"".join(f.read_bytes() for f in files))
+        return whole, len(files)
 
-    assert part("kept").read_bytes() == (cli_out / "kept.jsonl").read_bytes()
+    kept, n = parts("kept")
+    assert n > 1, "written by several tasks"
+    assert kept.read_bytes() == (cli_out / "kept.jsonl").read_bytes()
     for name in ("rejects", "clusters", "pairs"):
-        assert read_jsonl(part(name)) == read_jsonl(cli_out / f"{name}.jsonl"), name
-    rejects = read_jsonl(part("rejects"))
+        assert read_jsonl(parts(name)[0]) == read_jsonl(cli_out / f"{name}.jsonl"), name
+    rejects = read_jsonl(parts("rejects")[0])
     assert {r["code"] for r in rejects} == {"malformed_json", "invalid_utf8", "duplicate_id", "empty",
                                             "not_an_object", "bad_body"}
     expected = json.loads((cli_out / "report.json").read_text())
@@ -325,6 +333,23 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings):
     assert json.loads((sp / "report.json").read_text()) == rep
     assert rep["stats"]["candidates"]["big_buckets"] > 0
     assert rep["accounting"]["holds"]
+
+
+def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):
+    """An output directory that exists is refused before any work, and left as it was;
+    ``overwrite=True`` replaces it."""
+    import neardup.spark as nds
+
+    out = tmp_path / "kept"
+    out.mkdir()
+    (out / "mine.txt").write_text("someone else's file")
+    with pytest.raises(FileExistsError, match="exists already"):
+        nds.run(spark, [str(corpus)], output=str(out))
+    assert (out / "mine.txt").read_text() == "someone else's file"
+    rep = nds.run(spark, [str(corpus)], output=str(out), overwrite=True)
+    assert not (out / "mine.txt").exists() and rep["accounting"]["holds"]
+    # A small input gets a small number of shuffle partitions, not Spark's 200.
+    assert nds.shuffle_partitions(spark, [str(corpus)]) == spark.sparkContext.defaultParallelism
 
 
 def test_spark_reads_directories_and_globs_in_path_order(spark, tmp_path):
