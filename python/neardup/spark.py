@@ -111,6 +111,14 @@ class SparkDedup:
     lines: bool = False
     """Whether ``kept`` holds JSONL lines (``id``, ``line``) rather than input rows."""
     _parts: Optional[Dict[str, Any]] = None
+    _cached: Optional[List[Any]] = None
+
+    def unpersist(self) -> None:
+        """Lets go of the frames :func:`dedup` cached (sketches, candidates, verdicts,
+        fates); the result's frames stay usable, recomputed if read again."""
+        for df in self._cached or []:
+            df.unpersist()
+        self._cached = []
 
     def stats(self) -> Dict[str, Any]:
         """The run's statistics with the CLI report's ``stats`` keys and meanings (a few
@@ -508,9 +516,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # Stage one.
     spark = df.sparkSession
     cand, keyed, bucket_sizes = _stage_one(active, spark)
-    cand = cand.withColumn("kind", F.lit("near"))
-    if clock is not None:
-        cand = cand.cache()
+    # Cached: the answer and the statistics both read it (stage one runs once).
+    cand = cand.withColumn("kind", F.lit("near")).cache()
     mark("stage one: buckets and candidate pairs", cand)
     exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
         F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
@@ -551,10 +558,10 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         .drop("_rep", "_rep_label")
     )
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
-    fates = (fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
-             .withColumnRenamed("_oid", "of").drop("_o").cache())
+    joined_fates = (fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
+                    .withColumnRenamed("_oid", "of").drop("_o").cache())
     # Old records are references: they keep no fate of their own.
-    fates = fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
+    fates = joined_fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
     in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
     members = (
         in_clusters.select(F.col("_cluster").alias("c"), ORD)
@@ -614,7 +621,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     parts = {"sk": sk, "keyed": keyed, "bucket_sizes": bucket_sizes, "candidates": cand,
              "pairs_ord": pairs_ord, "old": old, "rounds": rounds}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
-                      sketches=saved, sketch_meta=meta, lines=json_mode, _parts=parts)
+                      sketches=saved, sketch_meta=meta, lines=json_mode, _parts=parts,
+                      _cached=[sk, cand, pairs_ord, joined_fates])
 
 
 JSON_LINE = "_nd_json"
@@ -964,6 +972,7 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
         save_sketches(r, save, overwrite)
     rep = report(r, per_input, params, kept_written, rejects_written,
                  seconds=time.perf_counter() - start)
+    r.unpersist()
     if report_path:
         import os
 
