@@ -311,9 +311,18 @@ def _maybe_fail(stage: str, fail_once: Optional[str], produced: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _site_field(params: Dict[str, Any]) -> Optional[str]:
+    """The column ``site="field:NAME"`` names, if it does."""
+    site = params.get("site")
+    return site[len("field:"):] if isinstance(site, str) and site.startswith("field:") else None
+
+
 def _sketcher(params: Dict[str, Any], fields: Dict[str, str], json_mode: bool,
               fail_once: Optional[str] = None):
     names = [fields.get(k, k.split("_")[0]) for k in FIELD_KEYS]
+    site = _site_field(params)
+    if site is not None and site not in names:
+        names.append(site)
 
     def sketch(batches):
         n = 0
@@ -489,8 +498,14 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         for k in ("text_field", "html_field", "url_field"):
             if names[k] not in base.columns:
                 base = base.withColumn(names[k], F.lit(None).cast("string"))
-        base = base.select(ORD, INPUT, POSITION,
-                           *[F.col(names[k]).cast("string").alias(names[k]) for k in FIELD_KEYS])
+        # The fields, and the column a ``site="field:NAME"`` rule reads.
+        cols = [names[k] for k in FIELD_KEYS]
+        site = _site_field(params)
+        if site is not None and site not in cols:
+            if site not in base.columns:
+                raise ValueError(f"neardup.spark: site='field:{site}' names no column of the DataFrame")
+            cols.append(site)
+        base = base.select(ORD, INPUT, POSITION, *[F.col(c).cast("string").alias(c) for c in cols])
         base = base.withColumn(names["id_field"],
                                F.coalesce(F.col(names["id_field"]), F.col(ORD).cast("string")))
     sk = base.mapInArrow(_sketcher(params, fields, json_mode, fail_once), SKETCH_SCHEMA)

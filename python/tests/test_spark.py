@@ -246,6 +246,33 @@ def test_spark_cli_entry_point(cli, corpus, tmp_path):
     assert report["accounting"]["holds"]
 
 
+def test_spark_site_field_of_a_dataframe_equals_pipeline_run(spark, tmp_path):
+    """``site="field:NAME"`` on a DataFrame reads the column NAME, as ``Pipeline.run``
+    does for records: the same kept ids and verified pairs, site classes included,
+    under the Henzinger strategy (whose verdict depends on the sites)."""
+    import neardup
+    import neardup.spark as nds
+
+    path = tmp_path / "chains.jsonl"
+    chains(path)
+    rows = read_jsonl(path)
+    for i, r in enumerate(rows):
+        r["host"] = f"h{(i // 3) % 2}"  # not the URL's host: only the field says it
+    settings = {"preset": "recall", "strategy": "henzinger", "site": "field:host"}
+    want = neardup.Pipeline(**settings).run(rows)
+    df = spark.createDataFrame(
+        [(i, r["id"], r.get("text"), r.get("html"), r.get("url"), r["host"]) for i, r in enumerate(rows)],
+        "ord long, id string, text string, html string, url string, host string").repartition(3)
+    r = nds.dedup(df, ordinal="ord", **settings)
+    got = spark_result(r)
+    assert got["kept"] == want.kept
+    pairs = {(p["a"], p["b"], p["site"]) for p in got["pairs"]}
+    assert pairs == {(p.a, p.b, p.site) for p in want.pairs}
+    assert {"same", "cross"} <= {s for _, _, s in pairs}, "the field gave the sites"
+    with pytest.raises(ValueError, match="names no column"):
+        nds.dedup(df, ordinal="ord", **dict(settings, site="field:nowhere"))
+
+
 def test_spark_refuses_unsupported_settings(spark):
     import neardup.spark as nds
 
