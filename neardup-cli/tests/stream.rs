@@ -266,11 +266,22 @@ fn log_entries(log: &[u8]) -> Vec<(usize, usize)> {
 
 /// `neardup stream --state state FLAGS` fed `lines`: its whole output, stderr too.
 fn run_stream(lines: &[String], state: &Path, flags: &[&str]) -> std::process::Output {
+    run_stream_with(lines, state, flags, &[])
+}
+
+/// [`run_stream`] with environment variables.
+fn run_stream_with(
+    lines: &[String],
+    state: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     let mut child = Command::new(bin())
         .arg("stream")
         .args(flags)
         .arg("--state")
         .arg(state)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -351,21 +362,12 @@ fn a_stream_killed_inside_an_append_or_a_compaction_keeps_what_it_acknowledged()
     .enumerate()
     {
         let state = dir.path().join(format!("state{n}"));
-        let mut cmd = Command::new(bin());
-        cmd.args(["stream", "--compact-every", "10", "--state"])
-            .arg(&state)
-            .env("NEARDUP_STATE_KILL", point);
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = lines.join("\n") + "\n";
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let out = child.wait_with_output().unwrap();
-        let _ = writer.join().unwrap();
+        let out = run_stream_with(
+            &lines,
+            &state,
+            &["--compact-every", "10"],
+            &[("NEARDUP_STATE_KILL", point)],
+        );
         assert!(!out.status.success(), "{point}: the kill point was reached");
         let acknowledged: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
         assert!(acknowledged.len() < lines.len(), "{point}");
