@@ -58,7 +58,7 @@ fn online(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let d = Deduper::new(pipeline.clone()).unwrap();
-                d.reserve(stream.len());
+                d.reserve(stream.len()).unwrap();
                 d
             },
             run,

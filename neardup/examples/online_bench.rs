@@ -24,7 +24,10 @@
 //! (outside the clock): the tables are sized for K stored documents at once. With
 //! `BATCH=K`, the documents go through `check_and_insert_many` K at a time (the
 //! stretches are then the batches), sketched on `THREADS=T` threads (1 unless given;
-//! the reference stays one thread).
+//! the reference stays one thread). With `DOCS=FILE`, the N documents are read from FILE
+//! (a plain dump of id, url and body), written there by the generator first when FILE
+//! does not exist: an A/B of several builds at 10 M then pays the generator once
+//! (it takes about 120 µs per document, 20 minutes for 10 M).
 
 use neardup::online::SyncPolicy;
 use neardup::synth::{Generator, SynthConfig};
@@ -60,6 +63,66 @@ fn docs_of(n: usize, seed: u64, words: (usize, usize)) -> Generator {
         ..Default::default()
     })
     .expect("valid settings")
+}
+
+/// One document of a `DOCS` dump: `u32` lengths (little-endian) of the id, the url
+/// (`u32::MAX`: none) and the body, a byte (1: HTML), then the bytes.
+fn dump(w: &mut impl std::io::Write, d: &neardup::Document) -> std::io::Result<()> {
+    let url = d.url.as_deref();
+    let (html, body) = match &d.body {
+        neardup::Body::Text(s) => (0u8, s),
+        neardup::Body::Html(s) => (1u8, s),
+    };
+    w.write_all(&(d.id.len() as u32).to_le_bytes())?;
+    w.write_all(&url.map_or(u32::MAX, |u| u.len() as u32).to_le_bytes())?;
+    w.write_all(&(body.len() as u32).to_le_bytes())?;
+    w.write_all(&[html])?;
+    w.write_all(d.id.as_bytes())?;
+    w.write_all(url.unwrap_or("").as_bytes())?;
+    w.write_all(body.as_bytes())
+}
+
+/// The next document of a `DOCS` dump ([`dump`]), `None` at its end.
+fn undump(r: &mut impl std::io::Read) -> Option<neardup::Document> {
+    let mut head = [0u8; 13];
+    r.read_exact(&mut head).ok()?;
+    let len = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().unwrap());
+    let mut s = |n: usize| {
+        let mut b = vec![0u8; n];
+        r.read_exact(&mut b).expect("a whole document");
+        String::from_utf8(b).expect("UTF-8")
+    };
+    let id = s(len(0) as usize);
+    let url = (len(4) != u32::MAX).then(|| s(len(4) as usize));
+    let text = s(len(8) as usize);
+    let mut d = neardup::Document::text(id, String::new());
+    d.body = match head[12] {
+        1 => neardup::Body::Html(text),
+        _ => neardup::Body::Text(text),
+    };
+    d.url = url;
+    Some(d)
+}
+
+/// The N documents of the run: generated, or read from the `DOCS` dump (made first
+/// when missing).
+fn documents(n: usize) -> Box<dyn Iterator<Item = neardup::Document>> {
+    let Ok(path) = std::env::var("DOCS") else {
+        return Box::new(docs(n, 1).take(n).map(|(d, _)| d));
+    };
+    if !std::path::Path::new(&path).exists() {
+        let tmp = format!("{path}.tmp");
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).expect("DOCS"));
+        for (d, _) in docs(n, 1).take(n) {
+            dump(&mut w, &d).expect("write DOCS");
+        }
+        std::io::Write::flush(&mut w).expect("write DOCS");
+        std::fs::rename(&tmp, &path).expect("DOCS");
+        eprintln!("{n} documents written to {path}");
+    }
+    let mut r =
+        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path).expect("DOCS"));
+    Box::new(std::iter::from_fn(move || undump(&mut r)).take(n))
 }
 
 fn main() {
@@ -100,7 +163,7 @@ fn main() {
         None => Deduper::new(pipeline.clone()).unwrap(),
     };
     if let Some(k) = std::env::var("RESERVE").ok().and_then(|k| k.parse().ok()) {
-        d.reserve(k);
+        d.reserve(k).unwrap();
         println!("reserved room for {k} documents");
     }
     let (mut bytes, mut count, mut new) = (0u64, 0usize, 0usize);
@@ -112,7 +175,7 @@ fn main() {
     let stretch = if batch > 0 { batch } else { 64 };
     let mut stretches: Vec<f64> = vec![0.0; n / stretch + 1];
     let mut timed = 0;
-    let mut gen = docs(n, 1).take(n).map(|(d, _)| d);
+    let mut gen = documents(n);
     let mut next = || -> Vec<neardup::Document> { gen.by_ref().take(50_000).collect() };
     // The first chunk is made before the resident set is read: later chunks reuse its
     // memory, so what grows is the deduper.

@@ -70,6 +70,11 @@ pub enum Error {
         "the deduper's state takes no more changes until it is reopened: it failed earlier: {0}"
     )]
     Failed(String),
+    /// The system refused memory an online deduper's tables needed to grow; the call
+    /// that asked changed nothing (the document was neither logged nor stored), and
+    /// the deduper goes on.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
     /// An I/O error, with the path it concerns when known.
     #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Io {

@@ -95,14 +95,14 @@ fn verdicts_equal_a_brute_force_scan_with_the_same_rule() {
         let want = brute_force(&p, &docs);
         let d = Deduper::new(p).unwrap();
         if reserve {
-            d.reserve(100);
+            d.reserve(100).unwrap();
         }
         let got: Vec<_> = docs
             .iter()
             .enumerate()
             .map(|(i, x)| {
                 if reserve && i == docs.len() / 2 {
-                    d.reserve(100_000);
+                    d.reserve(100_000).unwrap();
                 }
                 label_class(&d.check_and_insert(x).unwrap())
             })

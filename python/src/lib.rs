@@ -33,6 +33,7 @@ pub fn to_py_err(e: neardup::Error) -> PyErr {
     use neardup::Error as E;
     match &e {
         E::Io { .. } => PyOSError::new_err(e.to_string()),
+        E::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
         E::Config(_)
         | E::Incompatible(_)
         | E::SupershinglesDoNotDivide { .. }

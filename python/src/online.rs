@@ -234,8 +234,7 @@ impl Deduper {
     fn reserve(&self, py: Python<'_>, additional: usize) -> PyResult<()> {
         let inner = self.get()?;
         without_gil(py, move || {
-            inner.reserve(additional);
-            Ok(())
+            inner.reserve(additional).map_err(crate::to_py_err)
         })
     }
 

@@ -78,7 +78,7 @@ pub fn stream(args: StreamArgs) -> Result<()> {
         eprintln!("neardup stream: {r}");
     }
     if let Some(n) = args.reserve {
-        d.reserve(n);
+        d.reserve(n)?;
     }
     let fields = args.fields.fields(
         priority,

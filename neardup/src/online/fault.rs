@@ -1,5 +1,6 @@
 //! The state's I/O seam for fault injection: every write, sync, rename, create and
-//! removal of a state directory's files asks `check` first. Tests only; not part of
+//! removal of a state directory's files asks `check` first, and so does every block of
+//! memory a table takes from the system. Tests only; not part of
 //! the API.
 //!
 //! Two ways in:
@@ -41,6 +42,9 @@ pub enum Op {
     Create,
     /// A file removed (a superseded generation).
     Remove,
+    /// A block of memory for a table or a rebuild, asked of the system (its path is
+    /// `"<memory>"`, in the directory `""`: one plan for every deduper of the process).
+    Map,
 }
 
 impl Op {
@@ -51,6 +55,7 @@ impl Op {
             Op::Rename => "rename",
             Op::Create => "create",
             Op::Remove => "remove",
+            Op::Map => "map",
         }
     }
 }

@@ -29,51 +29,69 @@ const HUGE_BLOCK: usize = 4 << 20;
 const HUGE_PAGE: usize = 2 << 20;
 
 impl<T: Pod> Zeroed<T> {
-    /// `len` zero values. Panics when the system refuses the memory, as the allocator
-    /// would.
-    pub(super) fn new(len: usize) -> Self {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .expect("a block's size overflows");
+    /// No values (no mapping).
+    pub(super) fn empty() -> Self {
+        Zeroed {
+            map: None,
+            offset: 0,
+            len: 0,
+            _t: std::marker::PhantomData,
+        }
+    }
+
+    /// `len` zero values, or the error of a system that refuses the memory (an
+    /// `OutOfMemory` error when the size overflows): never a panic, so a table that
+    /// cannot grow is an error of the call that grows it, not an unwinding thread.
+    pub(super) fn new(len: usize) -> std::io::Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("a block of {len} values overflows the address space"),
+            )
+        })?;
+        if bytes == 0 {
+            return Ok(Zeroed::empty());
+        }
+        super::fault::check(std::path::Path::new(MEMORY), super::fault::Op::Map)?;
         // Big blocks ask for transparent huge pages: a lookup in a big table then
         // misses the TLB less. The kernel backs with a huge page only a 2 MiB range
         // aligned to 2 MiB, and places a mapping whose length is not a multiple of
         // 2 MiB anywhere: a big block is mapped 2 MiB longer and starts at the first
-        // boundary (the pages around it are never touched, so never resident). Before,
-        // the tables mostly got none (3 M documents: 0 to 28 of 411 MB resident in huge
-        // pages, now the tables' 57 MB); the 10 M run's speed did not change (77 % of
-        // the sketching speed both times). A hint: refused, the block has ordinary
-        // pages.
+        // boundary (the pages around it are never touched, so never resident). A hint:
+        // refused, the block has ordinary pages.
         let huge = cfg!(target_os = "linux") && bytes >= HUGE_BLOCK;
         let mapped = if huge { bytes + HUGE_PAGE } else { bytes };
-        let map = (bytes > 0).then(|| {
-            MmapOptions::new()
-                .len(mapped)
-                .map_anon()
-                .unwrap_or_else(|e| panic!("cannot map {mapped} bytes of memory: {e}"))
-        });
-        let offset = match (huge, &map) {
-            (true, Some(m)) => {
-                let offset =
-                    (m.as_ptr() as usize).next_multiple_of(HUGE_PAGE) - m.as_ptr() as usize;
-                #[cfg(target_os = "linux")]
-                let _ = m.advise_range(memmap2::Advice::HugePage, offset, bytes);
-                offset
-            }
-            _ => 0,
+        let map = MmapOptions::new().len(mapped).map_anon().map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot map {mapped} bytes of memory: {e}"),
+            )
+        })?;
+        let offset = if huge {
+            let offset =
+                (map.as_ptr() as usize).next_multiple_of(HUGE_PAGE) - map.as_ptr() as usize;
+            #[cfg(target_os = "linux")]
+            let _ = map.advise_range(memmap2::Advice::HugePage, offset, bytes);
+            offset
+        } else {
+            0
         };
-        Zeroed {
-            map,
+        Ok(Zeroed {
+            map: Some(map),
             offset,
             len,
             _t: std::marker::PhantomData,
-        }
+        })
     }
 }
 
+/// The name under which the fault seam ([`super::fault`]) knows the deduper's memory
+/// blocks: a test arms `Op::Map` on it to make the next blocks fail.
+pub(crate) const MEMORY: &str = "<memory>";
+
 impl<T: Pod> Default for Zeroed<T> {
     fn default() -> Self {
-        Zeroed::new(0)
+        Zeroed::empty()
     }
 }
 
@@ -115,9 +133,11 @@ impl<T: Pod> std::ops::DerefMut for Zeroed<T> {
     }
 }
 
-impl<T: Pod> Clone for Zeroed<T> {
-    fn clone(&self) -> Self {
-        let mut c = Zeroed::new(self.len);
+impl<T: Pod> Zeroed<T> {
+    /// A copy (tests).
+    #[cfg(test)]
+    fn copied(&self) -> Self {
+        let mut c = Zeroed::new(self.len).unwrap();
         c.copy_from_slice(self);
         c
     }
@@ -154,12 +174,16 @@ pub(super) fn counting_pass<T: Pod>(
 /// Sorts `v` by `key(x)`, a key below `2^key_bits`, stably: a least-significant-digit
 /// radix sort, a byte per pass ([`counting_pass`]), with its scratch block mapped like
 /// `v`'s.
-pub(super) fn radix_sort_by<T: Pod>(v: &mut [T], key_bits: u32, key: impl Fn(&T) -> u64) {
+pub(super) fn radix_sort_by<T: Pod>(
+    v: &mut [T],
+    key_bits: u32,
+    key: impl Fn(&T) -> u64,
+) -> std::io::Result<()> {
     let passes = key_bits.div_ceil(8);
     if v.len() < 2 || passes == 0 {
-        return;
+        return Ok(());
     }
-    let mut scratch = Zeroed::<T>::new(v.len());
+    let mut scratch = Zeroed::<T>::new(v.len())?;
     let (mut from, mut to): (&mut [T], &mut [T]) = (v, &mut scratch);
     for pass in 0..passes {
         let shift = 8 * pass;
@@ -170,6 +194,7 @@ pub(super) fn radix_sort_by<T: Pod>(v: &mut [T], key_bits: u32, key: impl Fn(&T)
     if passes % 2 == 1 {
         to.copy_from_slice(from);
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -179,13 +204,13 @@ mod tests {
 
     #[test]
     fn a_block_starts_zero_and_holds_what_is_written() {
-        let mut z = Zeroed::<u32>::new(10_000);
+        let mut z = Zeroed::<u32>::new(10_000).unwrap();
         assert!(z.iter().all(|&x| x == 0));
         z[9_999] = 7;
-        let c = z.clone();
+        let c = z.copied();
         assert_eq!(c[9_999], 7);
         assert_eq!(c.len(), 10_000);
-        assert!(Zeroed::<u64>::new(0).is_empty());
+        assert!(Zeroed::<u64>::new(0).unwrap().is_empty());
     }
 
     /// A big block starts on a huge-page boundary (the kernel backs only aligned
@@ -200,9 +225,9 @@ mod tests {
         let mut pages = Vec::new();
         let blocks: Vec<(usize, Zeroed<u32>)> = (0..8)
             .map(|k| {
-                pages.push(Zeroed::<u8>::new(4096 * (k + 1)));
+                pages.push(Zeroed::<u8>::new(4096 * (k + 1)).unwrap());
                 let n = super::HUGE_BLOCK / 4 + 12_345 + 7_777 * k;
-                (n, Zeroed::<u32>::new(n))
+                (n, Zeroed::<u32>::new(n).unwrap())
             })
             .collect();
         for (n, mut z) in blocks {
@@ -212,7 +237,7 @@ mod tests {
             assert_eq!(z.len(), n);
             z[n - 1] = 9;
             z[0] = 8;
-            let c = z.clone();
+            let c = z.copied();
             assert_eq!((c[0], c[n - 1], c[n / 2]), (8, 9, 0));
         }
     }
@@ -234,7 +259,7 @@ mod tests {
             let mut want = v0.clone();
             want.sort_by_key(key);
             let mut got = v0.clone();
-            radix_sort_by(&mut got, bits, key);
+            radix_sort_by(&mut got, bits, key).unwrap();
             assert_eq!(got, want, "{n} values, {bits}-bit keys");
         }
     }

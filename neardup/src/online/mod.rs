@@ -85,7 +85,8 @@ pub mod bench_support {
         pub fn new(n: u32) -> Self {
             let (mut t, mut scratch) = (SlotTable::default(), Scratch::default());
             for s in 0..n {
-                t.insert(mix64(s as u64), s, |s| mix64(s as u64), &mut scratch);
+                t.insert(mix64(s as u64), s, |s| mix64(s as u64), &mut scratch)
+                    .expect("memory for a bench table");
             }
             LookupTable(t)
         }
@@ -263,6 +264,31 @@ fn stored_exact_hash(sketches: &Sketches) -> impl table::Keys + Sync + '_ {
 }
 
 impl State {
+    /// Grows every table the document prepared as `p` with `sketch` goes into, if it
+    /// needs to, so that storing it in the next slot rebuilds nothing (each shard's
+    /// rebuild takes its blocks before it changes anything: on an error, the tables
+    /// are whole).
+    fn make_room(&mut self, p: &Prepared, sketch: &Sketch) -> std::io::Result<()> {
+        let slot = self.ids.len() as u32;
+        let State {
+            ids,
+            by_id,
+            exact,
+            sketches,
+            postings,
+            scratch,
+            ..
+        } = self;
+        by_id.make_room(p.id_hash, slot, stored_id_hash(ids), scratch)?;
+        exact.make_room(
+            exact_hash(sketch.exact),
+            slot,
+            stored_exact_hash(sketches),
+            scratch,
+        )?;
+        postings.make_room(slot, &sketch.supershingles, sketches, scratch)
+    }
+
     fn id(&self, slot: u32) -> &str {
         self.ids.get(slot)
     }
@@ -407,7 +433,7 @@ impl Deduper {
         let r = generator.min_shared.clamp(1, slots.max(1));
         let indexed = slots + 1 - r;
         let sketches = Sketches::new(pipeline.sketcher().config());
-        let postings = postings::Postings::new(indexed, generator.limits, 0);
+        let postings = postings::Postings::new(indexed, generator.limits, 0)?;
         Ok(Deduper {
             pipeline,
             generator,
@@ -480,7 +506,7 @@ impl Deduper {
             }
             drop(snap.ids);
             st.sketches = snap.sketches;
-            st.postings = postings::Postings::new(d.indexed, d.generator.limits, 0);
+            st.postings = postings::Postings::new(d.indexed, d.generator.limits, 0)?;
             if total > MAX_SLOTS {
                 return Err(too_many(total));
             }
@@ -498,7 +524,7 @@ impl Deduper {
             let (ids, exact) = rayon::join(
                 || -> Result<SlotTable> {
                     let id = |s: u64| ids.get(s as u32);
-                    let e = sorted_entries(slots.clone(), stored_id_hash(ids));
+                    let e = sorted_entries(slots.clone(), stored_id_hash(ids))?;
                     // Equal ids have equal hashes: look within each run of one hash.
                     for run in e.chunk_by(|a, b| a[0] == b[0]).filter(|r| r.len() > 1) {
                         for (i, a) in run.iter().enumerate() {
@@ -513,21 +539,22 @@ impl Deduper {
                             }
                         }
                     }
-                    Ok(SlotTable::from_entries(total, max_slot, &e, ID_PHASE))
+                    Ok(SlotTable::from_entries(total, max_slot, &e, ID_PHASE)?)
                 },
-                || {
-                    let (_, t) = rayon::join(
+                || -> Result<SlotTable> {
+                    let (lists, t) = rayon::join(
                         || postings.build_all(slots.clone(), sketches, total),
                         || {
-                            let e = sorted_entries(slots.clone(), stored_exact_hash(sketches));
+                            let e = sorted_entries(slots.clone(), stored_exact_hash(sketches))?;
                             SlotTable::from_entries(total, max_slot, &e, EXACT_PHASE)
                         },
                     );
-                    t
+                    lists?;
+                    Ok(t?)
                 },
             );
             st.by_id = ids?;
-            st.exact = exact;
+            st.exact = exact?;
             st.live = n;
             for e in entries {
                 match e {
@@ -542,7 +569,7 @@ impl Deduper {
                             id_hash: h,
                             prefetched: false,
                         };
-                        d.store(st, &id, &p, &sketch, old, None);
+                        d.store(st, &id, &p, &sketch, old, None)?;
                     }
                     state::Entry::Remove { id } => {
                         if let Some(slot) = st.slot_of(&id, id_hash(&id)) {
@@ -567,7 +594,7 @@ impl Deduper {
         // The live slots (those in the ids' table) in slot order, read off its cells;
         // their records are streamed to the file as they lie in memory, nothing copied
         // per document.
-        let live = st.by_id.live_slots();
+        let live = st.by_id.live_slots()?;
         debug_assert_eq!(live.len(), st.live);
         let cfg = self.pipeline.sketcher().config();
         let State {
@@ -648,9 +675,12 @@ impl Deduper {
     /// sized for their share of the documents with room for six standard deviations
     /// more; keys that many documents share (a long posting list) can still make a
     /// shard grow before. Nothing changes in what is stored or in any verdict.
-    pub fn reserve(&self, additional: usize) {
-        // A failed state takes no more documents: nothing to make room for.
-        let Ok(mut st) = self.write() else { return };
+    ///
+    /// An error: the system refused the memory (the tables are as they were, or some
+    /// of their shards resized: still whole, and the deduper goes on), or the state
+    /// failed earlier ([`Error::Failed`]).
+    pub fn reserve(&self, additional: usize) -> Result<()> {
+        let mut st = self.write()?;
         let st = &mut *st;
         let slots = st.ids.len().saturating_add(additional).min(MAX_SLOTS);
         let total = st.live.saturating_add(additional).min(MAX_SLOTS);
@@ -666,9 +696,10 @@ impl Deduper {
             scratch,
             ..
         } = st;
-        by_id.reserve(total, max_slot, stored_id_hash(ids), scratch);
-        exact.reserve(total, max_slot, stored_exact_hash(sketches), scratch);
-        postings.reserve(total, max_slot, sketches, scratch);
+        by_id.reserve(total, max_slot, stored_id_hash(ids), scratch)?;
+        exact.reserve(total, max_slot, stored_exact_hash(sketches), scratch)?;
+        postings.reserve(total, max_slot, sketches, scratch)?;
+        Ok(())
     }
 
     /// Stored documents.
@@ -873,10 +904,12 @@ impl Deduper {
         let mut walked = std::mem::take(&mut st.walked);
         walked.id = Some(id_end);
         let v = self.verdict_whole(&st, &p, &sketch, old, Some(&mut walked));
-        let logged = self.log_insert(&mut st, &doc.id, &p, &sketch);
-        if logged.is_ok() {
-            self.store(&mut st, &doc.id, &p, &sketch, old, Some(&walked));
-        }
+        let logged = self
+            .log_insert(&mut st, &doc.id, &p, &sketch)
+            .and_then(|t| {
+                self.store(&mut st, &doc.id, &p, &sketch, old, Some(&walked))?;
+                Ok(t)
+            });
         st.walked = walked;
         drop(st);
         self.durable(self.settle(logged)?)?;
@@ -972,11 +1005,10 @@ impl Deduper {
         let v = self.verdict(&st, p, old, Some(&mut walked));
         let logged = match (&v, &p.sketch, old) {
             (Some(Verdict::New), Some(sketch), _) => {
-                let logged = self.log_insert(&mut st, &doc.id, p, sketch);
-                if logged.is_ok() {
-                    self.store(&mut st, &doc.id, p, sketch, old, Some(&walked));
-                }
-                logged
+                self.log_insert(&mut st, &doc.id, p, sketch).and_then(|t| {
+                    self.store(&mut st, &doc.id, p, sketch, old, Some(&walked))?;
+                    Ok(t)
+                })
             }
             // An update that duplicates another document: its earlier version goes.
             (Some(_), _, Some(slot)) => self.log_remove(&mut st, &doc.id, slot),
@@ -1028,6 +1060,11 @@ impl Deduper {
         if id.len() > st.ids.max_len() {
             return Err(too_long_id(id.len()));
         }
+        // The tables' rebuilds, if the new entry needs any, before anything is logged:
+        // what is logged is then stored without asking for memory a rebuild could be
+        // refused (and a refusal here changes nothing).
+        st.make_room(p, sketch)
+            .map_err(|e| Error::OutOfMemory(e.to_string()))?;
         match st.log.as_mut() {
             Some(log) => log.insert(id, p.site.as_deref(), sketch.as_ref()),
             None => Ok(None),
@@ -1056,7 +1093,7 @@ impl Deduper {
         sketch: &Sketch,
         old: Option<u32>,
         walked: Option<&Walked>,
-    ) {
+    ) -> Result<()> {
         let walked = walked.filter(|_| old.is_none());
         if let Some(old) = old {
             self.unstore(st, old);
@@ -1086,17 +1123,18 @@ impl Deduper {
                 exact: Some(exact_end),
                 postings: lists,
             }) => {
-                by_id.insert_at(*id_end, p.id_hash, slot, stored_id_hash(ids), scratch);
-                exact.insert_at(*exact_end, eh, slot, stored_exact_hash(sketches), scratch);
-                postings.push_at(slot, sketches, lists, scratch);
+                by_id.insert_at(*id_end, p.id_hash, slot, stored_id_hash(ids), scratch)?;
+                exact.insert_at(*exact_end, eh, slot, stored_exact_hash(sketches), scratch)?;
+                postings.push_at(slot, sketches, lists, scratch)?;
             }
             _ => {
-                by_id.insert(p.id_hash, slot, stored_id_hash(ids), scratch);
-                exact.insert(eh, slot, stored_exact_hash(sketches), scratch);
-                postings.push(slot, sketches, scratch);
+                by_id.insert(p.id_hash, slot, stored_id_hash(ids), scratch)?;
+                exact.insert(eh, slot, stored_exact_hash(sketches), scratch)?;
+                postings.push(slot, sketches, scratch)?;
             }
         }
         st.live += 1;
+        Ok(())
     }
 
     /// The verdict for `p` against the stored documents other than `own` (the live

@@ -23,6 +23,7 @@ use crate::candidates::BucketLimits;
 use crate::sketch::hash::mix64;
 use crate::sketch::Sketches;
 use std::collections::VecDeque;
+use std::io;
 
 /// The hash of supershingle `v` in slot `j`.
 fn key_hash(j: usize, v: u64) -> u64 {
@@ -45,7 +46,7 @@ pub(super) struct ListEnd {
 }
 
 /// The posting lists of one indexed slot `j`: small lists in a table, big ones aside.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct SlotLists {
     table: SlotTable,
     big: ahash::AHashMap<u64, Big>,
@@ -62,7 +63,7 @@ impl SlotLists {
         limits: BucketLimits,
         walked: Option<ListEnd>,
         scratch: &mut Scratch,
-    ) {
+    ) -> io::Result<()> {
         let BucketLimits { max_bucket, window } = limits;
         let v = sk.supershingles(slot as usize)[j];
         if let Some(b) = self.big.get_mut(&v) {
@@ -70,7 +71,7 @@ impl SlotLists {
             while b.recent.len() > window {
                 b.recent.pop_front();
             }
-            return;
+            return Ok(());
         }
         let h = key_hash(j, v);
         let hash_of = Prefetched(
@@ -78,15 +79,14 @@ impl SlotLists {
             |s: u32| prefetch_bytes(bytemuck::bytes_of(&sk.supershingles(s as usize)[j])),
         );
         if let Some(w) = walked.filter(|w| w.members < max_bucket) {
-            self.table.insert_at(w.end, h, slot, hash_of, scratch);
-            return;
+            return self.table.insert_at(w.end, h, slot, hash_of, scratch);
         }
         let same = |s: u32| sk.supershingles(s as usize)[j] == v;
         if self
             .table
-            .insert_below(h, slot, max_bucket, same, hash_of, scratch)
+            .insert_below(h, slot, max_bucket, same, hash_of, scratch)?
         {
-            return;
+            return Ok(());
         }
         // Past the limit: the list leaves the table for its bounded form.
         let mut members = Vec::new();
@@ -106,6 +106,7 @@ impl SlotLists {
         }
         let first = members.first().copied();
         self.big.insert(v, Big { first, recent });
+        Ok(())
     }
 
     fn remove(&mut self, j: usize, slot: u32, sk: &Sketches) {
@@ -151,7 +152,7 @@ impl SlotLists {
 }
 
 /// The posting lists of the indexed supershingle slots.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Postings {
     slots: Vec<SlotLists>,
     limits: BucketLimits,
@@ -159,16 +160,18 @@ pub(super) struct Postings {
 
 impl Postings {
     /// Lists over `indexed` slots, sized for `n` documents.
-    pub(super) fn new(indexed: usize, limits: BucketLimits, n: usize) -> Self {
-        Postings {
+    pub(super) fn new(indexed: usize, limits: BucketLimits, n: usize) -> io::Result<Self> {
+        Ok(Postings {
             slots: (0..indexed)
-                .map(|j| SlotLists {
-                    table: SlotTable::with_capacity(n, j),
-                    big: ahash::AHashMap::new(),
+                .map(|j| {
+                    Ok(SlotLists {
+                        table: SlotTable::with_capacity(n, j)?,
+                        big: ahash::AHashMap::new(),
+                    })
                 })
-                .collect(),
+                .collect::<io::Result<_>>()?,
             limits,
-        }
+        })
     }
 
     /// Bytes held (the big lists' few bytes aside).
@@ -184,23 +187,51 @@ impl Postings {
         max_slot: u32,
         sk: &Sketches,
         scratch: &mut Scratch,
-    ) {
+    ) -> io::Result<()> {
         for (j, lists) in self.slots.iter_mut().enumerate() {
             lists.table.reserve(
                 total,
                 max_slot,
                 |s| key_hash(j, sk.supershingles(s as usize)[j]),
                 scratch,
-            );
+            )?;
         }
+        Ok(())
+    }
+
+    /// Makes room in the tables of the lists of `ss` (the supershingles of the document
+    /// to be stored in `slot`) so that pushing it rebuilds nothing; see
+    /// [`SlotTable::make_room`].
+    pub(super) fn make_room(
+        &mut self,
+        slot: u32,
+        ss: &[u64],
+        sk: &Sketches,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
+        for (j, lists) in self.slots.iter_mut().enumerate() {
+            if !lists.big.contains_key(&ss[j]) {
+                let hash_of = |s: u32| key_hash(j, sk.supershingles(s as usize)[j]);
+                lists
+                    .table
+                    .make_room(key_hash(j, ss[j]), slot, hash_of, scratch)?;
+            }
+        }
+        Ok(())
     }
 
     /// Appends the stored document `slot` (its sketch already in `sk`) to its lists; a
     /// rebuild works in `scratch`.
-    pub(super) fn push(&mut self, slot: u32, sk: &Sketches, scratch: &mut Scratch) {
+    pub(super) fn push(
+        &mut self,
+        slot: u32,
+        sk: &Sketches,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.push(j, slot, sk, self.limits, None, scratch);
+            lists.push(j, slot, sk, self.limits, None, scratch)?;
         }
+        Ok(())
     }
 
     /// [`push`](Self::push), after [`members`](Self::members) of the same supershingles
@@ -212,11 +243,12 @@ impl Postings {
         sk: &Sketches,
         walked: &[Option<ListEnd>],
         scratch: &mut Scratch,
-    ) {
+    ) -> io::Result<()> {
         for (j, lists) in self.slots.iter_mut().enumerate() {
             let w = walked.get(j).copied().flatten();
-            lists.push(j, slot, sk, self.limits, w, scratch);
+            lists.push(j, slot, sk, self.limits, w, scratch)?;
         }
+        Ok(())
     }
 
     /// The lists of the stored documents `slots` (lists empty before), sized for
@@ -233,17 +265,17 @@ impl Postings {
         slots: std::ops::Range<u32>,
         sk: &Sketches,
         capacity: usize,
-    ) {
+    ) -> io::Result<()> {
         use rayon::prelude::*;
         let BucketLimits { max_bucket, window } = self.limits;
         let max_slot = slots.end.saturating_sub(1);
         self.slots
             .par_iter_mut()
             .enumerate()
-            .for_each(|(j, lists)| {
+            .try_for_each(|(j, lists)| {
                 let mut e = sorted_entries(slots.clone(), |slot| {
                     key_hash(j, sk.supershingles(slot as usize)[j])
-                });
+                })?;
                 // Small lists are moved to the front, in order; big ones set aside.
                 let (mut i, mut kept) = (0, 0);
                 while i < e.len() {
@@ -272,8 +304,9 @@ impl Postings {
                     }
                     i = k;
                 }
-                lists.table = SlotTable::from_entries(capacity, max_slot, &e[..kept], j);
-            });
+                lists.table = SlotTable::from_entries(capacity, max_slot, &e[..kept], j)?;
+                Ok(())
+            })
     }
 
     /// Takes the stored document `slot` (its sketch still in `sk`) out of its lists.
@@ -338,7 +371,7 @@ mod tests {
             window: 3,
         };
         let indexed = m - 1;
-        let mut p = Postings::new(indexed, limits, 0);
+        let mut p = Postings::new(indexed, limits, 0).unwrap();
         // Model: per (slot, value), members in insertion order, and whether the list
         // went big (then: first member, last `window` members).
         type Model =
@@ -356,12 +389,12 @@ mod tests {
             };
             sk.push(&s);
             if slot % 2 == 0 {
-                p.push(slot, &sk, &mut sc);
+                p.push(slot, &sk, &mut sc).unwrap();
             } else {
                 // As a check followed by an insert: the walks' ends reused.
                 let (mut walked, mut seen) = (Vec::new(), Vec::new());
                 p.members(&s.supershingles, &sk, &mut seen, |w| walked.push(w), |_| {});
-                p.push_at(slot, &sk, &walked, &mut sc);
+                p.push_at(slot, &sk, &walked, &mut sc).unwrap();
             }
             live.push(true);
             for j in 0..indexed {
@@ -481,17 +514,17 @@ mod tests {
         for (max_bucket, window) in [(50, 4), (50, 60), (50, 0), (3, 1), (2, 0)] {
             let limits = BucketLimits { max_bucket, window };
             let what = format!("limits {max_bucket} / {window}");
-            let mut one = Postings::new(m, limits, 0);
+            let mut one = Postings::new(m, limits, 0).unwrap();
             for slot in 0..3000 {
-                one.push(slot, &sk, &mut sc);
+                one.push(slot, &sk, &mut sc).unwrap();
             }
-            let mut bulk = Postings::new(m, limits, 0);
-            bulk.build_all(0..3000, &sk, 3000);
+            let mut bulk = Postings::new(m, limits, 0).unwrap();
+            bulk.build_all(0..3000, &sk, 3000).unwrap();
             same(&one, &bulk, &sk, &what);
             // Both go on taking the documents stored after alike.
             for slot in 3000..3100 {
-                one.push(slot, &sk, &mut sc);
-                bulk.push(slot, &sk, &mut sc);
+                one.push(slot, &sk, &mut sc).unwrap();
+                bulk.push(slot, &sk, &mut sc).unwrap();
             }
             same(&one, &bulk, &sk, &format!("{what}, after more pushes"));
         }

@@ -50,6 +50,7 @@
 //! for all of a deduper's tables).
 
 use super::mapped::{counting_pass, radix_sort_by, Zeroed};
+use std::io;
 
 /// A free cell: a mapped block starts with every cell free.
 const EMPTY: u32 = 0;
@@ -64,18 +65,21 @@ pub(super) const MAX_SLOT_BITS: u32 = 30;
 /// the stored documents lie in) and sorted by hash, entries of one hash in slot order:
 /// a radix sort on the hash's top 32 bits, then the few entries that share them sorted
 /// by the whole hash. Holds 32 bytes per entry while sorting.
-pub(super) fn sorted_entries(slots: std::ops::Range<u32>, hash: impl Keys) -> Zeroed<[u64; 2]> {
-    let mut e = Zeroed::<[u64; 2]>::new(slots.len());
+pub(super) fn sorted_entries(
+    slots: std::ops::Range<u32>,
+    hash: impl Keys,
+) -> io::Result<Zeroed<[u64; 2]>> {
+    let mut e = Zeroed::<[u64; 2]>::new(slots.len())?;
     for (x, slot) in e.iter_mut().zip(slots) {
         *x = [hash.hash(slot), slot as u64];
     }
-    radix_sort_by(&mut e, 32, |x| x[0] >> 32);
+    radix_sort_by(&mut e, 32, |x| x[0] >> 32)?;
     for run in e.chunk_by_mut(|a, b| a[0] >> 32 == b[0] >> 32) {
         if run.len() > 1 {
             run.sort_unstable();
         }
     }
-    e
+    Ok(e)
 }
 
 /// Starts loading the first cache line of `bytes` into the cache (a hint, no effect on
@@ -223,13 +227,13 @@ const GROWTH: (usize, usize) = (5, 2);
 const BASES: [usize; SHARDS] = [32, 35, 40, 45, 50, 56, 63, 71];
 
 /// See the module docs.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct SlotTable {
     shards: Vec<Shard>,
 }
 
 /// One shard: an open-addressing table of the keys whose hashes start with its number.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Shard {
     cells: Zeroed<u32>,
     slot_bits: u32,
@@ -290,16 +294,16 @@ impl SlotTable {
 
     /// An empty table sized for `n` entries without a rebuild (as hashes spread them;
     /// see [`per_shard`]).
-    pub(super) fn with_capacity(n: usize, phase: usize) -> Self {
+    pub(super) fn with_capacity(n: usize, phase: usize) -> io::Result<Self> {
         let mut t = SlotTable::new(phase);
         if n > 0 {
             let each = per_shard(n);
             for sh in &mut t.shards {
                 let cap = sh.cap_for(each);
-                sh.alloc(cap);
+                sh.alloc(cap)?;
             }
         }
-        t
+        Ok(t)
     }
 
     /// A table of `entries`, `(hash, slot)` pairs sorted by hash ([`sorted_entries`]),
@@ -312,7 +316,7 @@ impl SlotTable {
         max_slot: u32,
         entries: &[[u64; 2]],
         phase: usize,
-    ) -> Self {
+    ) -> io::Result<Self> {
         debug_assert!(entries.is_sorted_by_key(|e| e[0]), "entries sorted by hash");
         let each = per_shard(capacity.max(entries.len()));
         let mut rest = entries;
@@ -323,8 +327,8 @@ impl SlotTable {
                 rest = after;
                 Shard::from_entries(base(s, phase), each, max_slot, mine)
             })
-            .collect();
-        SlotTable { shards }
+            .collect::<io::Result<_>>()?;
+        Ok(SlotTable { shards })
     }
 
     /// An empty table whose slots start `bits` wide (tests: widening, narrow tags).
@@ -401,18 +405,25 @@ impl SlotTable {
         max_slot: u32,
         hash_of: impl Keys,
         scratch: &mut Scratch,
-    ) {
+    ) -> io::Result<()> {
         let each = per_shard(total);
         for sh in &mut self.shards {
-            sh.reserve(each, max_slot, &hash_of, scratch);
+            sh.reserve(each, max_slot, &hash_of, scratch)?;
         }
+        Ok(())
     }
 
     /// Adds `slot` under the hash `h`; `hash_of` gives the hash of any stored slot, for
     /// a rebuild (of the shard of `h`: only its slots are asked for), which works in
     /// `scratch`.
-    pub(super) fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys, scratch: &mut Scratch) {
-        self.shards[shard_of(h)].insert(h, slot, hash_of, scratch);
+    pub(super) fn insert(
+        &mut self,
+        h: u64,
+        slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
+        self.shards[shard_of(h)].insert(h, slot, hash_of, scratch)
     }
 
     /// Adds `slot` under the hash `h`, as [`insert`](Self::insert) does, at `end`, where
@@ -432,8 +443,8 @@ impl SlotTable {
         slot: u32,
         hash_of: impl Keys,
         scratch: &mut Scratch,
-    ) {
-        self.shards[shard_of(h)].insert_at(end, h, slot, hash_of, scratch);
+    ) -> io::Result<()> {
+        self.shards[shard_of(h)].insert_at(end, h, slot, hash_of, scratch)
     }
 
     /// Adds `slot` under the hash `h` unless `max` slots of its key are there already
@@ -447,8 +458,21 @@ impl SlotTable {
         is_same: impl FnMut(u32) -> bool,
         hash_of: impl Keys,
         scratch: &mut Scratch,
-    ) -> bool {
+    ) -> io::Result<bool> {
         self.shards[shard_of(h)].insert_below(h, slot, max, is_same, hash_of, scratch)
+    }
+
+    /// Makes room in the shard of `h` for one more entry and for `slot` (a rebuild when
+    /// it is due), so that the next insert there rebuilds nothing. On an error, the
+    /// table is as it was.
+    pub(super) fn make_room(
+        &mut self,
+        h: u64,
+        slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
+        self.shards[shard_of(h)].make_room(slot, &hash_of, scratch)
     }
 
     /// Takes `slot` (stored under the hash `h`) out; false when it is not there.
@@ -458,7 +482,7 @@ impl SlotTable {
 
     /// The live slots of every shard, in slot order, read off the cells (see
     /// [`live_slots`]). Holds 8 bytes per entry.
-    pub(super) fn live_slots(&self) -> Zeroed<u64> {
+    pub(super) fn live_slots(&self) -> io::Result<Zeroed<u64>> {
         live_slots(&self.shards)
     }
 }
@@ -493,11 +517,13 @@ impl Shard {
         self.cap_for((self.live + 1).saturating_mul(3) / 2)
     }
 
-    fn alloc(&mut self, cap: usize) {
-        self.cells = Zeroed::new(cap);
+    /// Empties the shard into `cap` new cells; on an error, the shard is unchanged.
+    fn alloc(&mut self, cap: usize) -> io::Result<()> {
+        self.cells = Zeroed::new(cap)?;
         self.live = 0;
         self.dead = 0;
         self.epoch = self.epoch.wrapping_add(1);
+        Ok(())
     }
 
     /// The home cell of the hash `h`: from the bits after the shard's.
@@ -516,15 +542,20 @@ impl Shard {
 
     /// A shard of `entries` (its stretch of [`SlotTable::from_entries`]'s), sized for
     /// `capacity` entries.
-    fn from_entries(base: usize, capacity: usize, max_slot: u32, entries: &[[u64; 2]]) -> Self {
+    fn from_entries(
+        base: usize,
+        capacity: usize,
+        max_slot: u32,
+        entries: &[[u64; 2]],
+    ) -> io::Result<Self> {
         let mut t = Shard::new(base);
         let cap = t.cap_for(capacity.max(entries.len()));
-        t.alloc(cap);
+        t.alloc(cap)?;
         t.slot_bits = (32 - max_slot.leading_zeros()).max(MIN_SLOT_BITS);
         for &[h, slot] in entries {
             t.put(t.home(h), t.cell(h, slot as u32));
         }
-        t
+        Ok(t)
     }
 
     /// See [`SlotTable::prefetch`].
@@ -589,13 +620,20 @@ impl Shard {
 
     /// Makes room for one more entry and for `slot`: a rebuild when the table is full
     /// or `slot` is wider than its slots.
-    fn make_room(&mut self, slot: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
+    fn make_room(
+        &mut self,
+        slot: u32,
+        hash_of: &impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
         let bits = 32 - slot.leading_zeros();
         debug_assert!(bits <= MAX_SLOT_BITS, "slot {slot} past the table's widest");
         if bits > self.slot_bits {
-            self.rebuild(self.grown(), bits, hash_of, scratch);
+            self.rebuild(self.grown(), bits, hash_of, scratch)
         } else if (self.live + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.grown(), self.slot_bits, hash_of, scratch);
+            self.rebuild(self.grown(), self.slot_bits, hash_of, scratch)
+        } else {
+            Ok(())
         }
     }
 
@@ -607,18 +645,32 @@ impl Shard {
 
     /// Makes room for `total` live entries with slots up to `max_slot` (see
     /// [`SlotTable::reserve`]).
-    fn reserve(&mut self, total: usize, max_slot: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
+    fn reserve(
+        &mut self,
+        total: usize,
+        max_slot: u32,
+        hash_of: &impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
         let bits = (32 - max_slot.leading_zeros()).max(self.slot_bits);
         let total = total.max(self.live);
         if bits > self.slot_bits || (total + self.dead + 1) * 8 > self.cells.len() * 7 {
-            self.rebuild(self.cap_for(total), bits, hash_of, scratch);
+            self.rebuild(self.cap_for(total), bits, hash_of, scratch)?;
         }
+        Ok(())
     }
 
     /// See [`SlotTable::insert`].
-    fn insert(&mut self, h: u64, slot: u32, hash_of: impl Keys, scratch: &mut Scratch) {
-        self.make_room(slot, &hash_of, scratch);
+    fn insert(
+        &mut self,
+        h: u64,
+        slot: u32,
+        hash_of: impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
+        self.make_room(slot, &hash_of, scratch)?;
         self.put(self.home(h), self.cell(h, slot));
+        Ok(())
     }
 
     /// See [`SlotTable::insert_at`].
@@ -629,7 +681,7 @@ impl Shard {
         slot: u32,
         hash_of: impl Keys,
         scratch: &mut Scratch,
-    ) {
+    ) -> io::Result<()> {
         let room =
             slot >> self.slot_bits == 0 && (self.live + self.dead + 1) * 8 <= self.cells.len() * 7;
         if room
@@ -639,8 +691,9 @@ impl Shard {
         {
             self.cells[end.at] = self.cell(h, slot);
             self.live += 1;
+            Ok(())
         } else {
-            self.insert(h, slot, hash_of, scratch);
+            self.insert(h, slot, hash_of, scratch)
         }
     }
 
@@ -653,8 +706,8 @@ impl Shard {
         mut is_same: impl FnMut(u32) -> bool,
         hash_of: impl Keys,
         scratch: &mut Scratch,
-    ) -> bool {
-        self.make_room(slot, &hash_of, scratch);
+    ) -> io::Result<bool> {
+        self.make_room(slot, &hash_of, scratch)?;
         let cap = self.cells.len();
         let (tag, bits) = (self.tag_of(h), self.slot_bits);
         let mask = (1u32 << bits) - 1;
@@ -665,11 +718,11 @@ impl Shard {
             let c = self.cells[i];
             if c == EMPTY {
                 if same >= max {
-                    return false;
+                    return Ok(false);
                 }
                 self.cells[i] = cell;
                 self.live += 1;
-                return true;
+                return Ok(true);
             }
             if c >> bits == tag && is_same(c & mask) {
                 same += 1;
@@ -755,15 +808,27 @@ impl Shard {
     /// at 10 M from 91–97 to 51–54 ms; `check_and_insert` at 10 M measured 75–78 % of
     /// the sketching speed in three runs, against 75–76 % before (the reference itself
     /// moves by 4 % from run to run).
-    fn rebuild(&mut self, cap: usize, bits: u32, hash_of: &impl Keys, scratch: &mut Scratch) {
+    ///
+    /// Every block it needs is taken before the shard changes: when the system refuses
+    /// one, the error is returned and the shard is as it was.
+    fn rebuild(
+        &mut self,
+        cap: usize,
+        bits: u32,
+        hash_of: &impl Keys,
+        scratch: &mut Scratch,
+    ) -> io::Result<()> {
         let n = self.live;
-        let (todo, placed) = scratch.blocks(n);
+        let (todo, placed) = scratch.blocks(n)?;
         // The live slots in slot order: their keys are then read in memory order.
-        live_slots_into(std::slice::from_ref(self), todo, Some(placed));
+        live_slots_into(std::slice::from_ref(self), todo, Some(placed))?;
         let todo = &mut todo[..n];
-        drop(std::mem::take(&mut self.cells));
+        let cells = Zeroed::new(cap)?;
+        self.cells = cells;
+        self.live = 0;
+        self.dead = 0;
+        self.epoch = self.epoch.wrapping_add(1);
         self.slot_bits = bits;
-        self.alloc(cap);
         for i in 0..n {
             if let Some(&ahead) = todo.get(i + KEYS_AHEAD) {
                 hash_of.prefetch(ahead as u32);
@@ -788,6 +853,7 @@ impl Shard {
         for &x in placed.iter() {
             self.put((x >> 32) as usize, x as u32);
         }
+        Ok(())
     }
 }
 
@@ -807,12 +873,12 @@ pub(super) struct Scratch {
 
 impl Scratch {
     /// Two blocks of at least `n + 1` values each.
-    fn blocks(&mut self, n: usize) -> (&mut [u64], &mut [u64]) {
+    fn blocks(&mut self, n: usize) -> io::Result<(&mut [u64], &mut [u64])> {
         if self.todo.len() <= n {
-            self.todo = Zeroed::new(2 * n + 1);
-            self.placed = Zeroed::new(2 * n + 1);
+            let (todo, placed) = (Zeroed::new(2 * n + 1)?, Zeroed::new(2 * n + 1)?);
+            (self.todo, self.placed) = (todo, placed);
         }
-        (&mut self.todo, &mut self.placed)
+        Ok((&mut self.todo, &mut self.placed))
     }
 
     /// Bytes held (at capacity).
@@ -824,16 +890,20 @@ impl Scratch {
 /// The live slots of `shards`, in slot order, read off their cells (two sequential
 /// passes, no key looked at): through a bitmap of the slots when it is no bigger than
 /// the entries, else a radix sort. Holds 8 bytes per entry.
-fn live_slots(shards: &[Shard]) -> Zeroed<u64> {
-    let mut todo = Zeroed::<u64>::new(shards.iter().map(|sh| sh.live).sum());
-    live_slots_into(shards, &mut todo, None);
-    todo
+fn live_slots(shards: &[Shard]) -> io::Result<Zeroed<u64>> {
+    let mut todo = Zeroed::<u64>::new(shards.iter().map(|sh| sh.live).sum())?;
+    live_slots_into(shards, &mut todo, None)?;
+    Ok(todo)
 }
 
 /// [`live_slots`] into the first entries of `todo` (as many as the live entries or
 /// more); the bitmap in `spare` if given (one longer than the live entries or more,
 /// its values overwritten), else in a block of its own.
-fn live_slots_into(shards: &[Shard], todo: &mut [u64], spare: Option<&mut [u64]>) {
+fn live_slots_into(
+    shards: &[Shard],
+    todo: &mut [u64],
+    spare: Option<&mut [u64]>,
+) -> io::Result<()> {
     let live = || {
         shards.iter().flat_map(|sh| {
             let (bits, mask) = (sh.slot_bits, (1u32 << sh.slot_bits) - 1);
@@ -860,7 +930,7 @@ fn live_slots_into(shards: &[Shard], todo: &mut [u64], spare: Option<&mut [u64]>
                 b
             }
             None => {
-                own = Zeroed::<u64>::new(max / 64 + 1);
+                own = Zeroed::<u64>::new(max / 64 + 1)?;
                 &mut own[..]
             }
         };
@@ -880,9 +950,10 @@ fn live_slots_into(shards: &[Shard], todo: &mut [u64], spare: Option<&mut [u64]>
             todo[n] = s as u64;
             n += 1;
         }
-        radix_sort_by(&mut todo[..n], bits, |&x| x);
+        radix_sort_by(&mut todo[..n], bits, |&x| x)?;
     }
     debug_assert_eq!(n, count, "the live count is the live cells'");
+    Ok(())
 }
 
 /// The leading bits of the home cell a rebuild orders the new cells by.
@@ -967,7 +1038,8 @@ mod tests {
             let hash = |k: u64| mix64(k ^ 0xabc);
             let mut t = SlotTable::with_slot_bits(bits);
             for slot in 0..slots {
-                t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
+                t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc)
+                    .unwrap();
                 if slot % 3 == 2 {
                     let victim = slot - 1 - (mix64(slot as u64) % 2) as u32;
                     t.remove(hash(key(victim)), victim);
@@ -995,7 +1067,7 @@ mod tests {
             let slots = 17..4017u32;
             let mut want: Vec<[u64; 2]> = slots.clone().map(|s| [hash(s), s as u64]).collect();
             want.sort_unstable();
-            let got = sorted_entries(slots, hash);
+            let got = sorted_entries(slots, hash).unwrap();
             assert_eq!(&got[..], &want[..], "{top_values} {low_values}");
         }
     }
@@ -1011,7 +1083,8 @@ mod tests {
         let mut t = SlotTable::default();
         let mut live: Vec<u32> = Vec::new();
         for slot in 0..20_000u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc)
+                .unwrap();
             live.push(slot);
             if live.len() > 40 {
                 let victim = live.swap_remove((mix64(slot as u64) % 40) as usize);
@@ -1046,18 +1119,21 @@ mod tests {
         let hash = |k: u64| mix64(k);
         let mut t = SlotTable::with_slot_bits(4);
         for slot in 0..100u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc)
+                .unwrap();
         }
-        t.reserve(50_000, 49_999, |s| hash(key(s)), &mut sc);
+        t.reserve(50_000, 49_999, |s| hash(key(s)), &mut sc)
+            .unwrap();
         let (cells, bits) = (t.sizes(), t.slot_bits());
         assert!(bits >= 16, "slots widened for 49,999: {bits} bits");
         for slot in 100..50_000u32 {
-            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc);
+            t.insert(hash(key(slot)), slot, |s| hash(key(s)), &mut sc)
+                .unwrap();
             assert_eq!(t.sizes(), cells, "rebuilt at slot {slot}");
         }
         assert_eq!(t.slot_bits(), bits);
         // A smaller reserve does nothing.
-        t.reserve(10, 9, |s| hash(key(s)), &mut sc);
+        t.reserve(10, 9, |s| hash(key(s)), &mut sc).unwrap();
         assert_eq!(t.sizes(), cells);
         for k in (0..40_000u64).step_by(7) {
             let mut got = Vec::new();
@@ -1091,7 +1167,7 @@ mod tests {
         let mut rebuilt: Vec<u32> = Vec::new();
         let mut bytes_per_entry: Vec<f64> = Vec::new();
         for slot in 0..n {
-            t.insert(hash(slot), slot, hash, &mut sc);
+            t.insert(hash(slot), slot, hash, &mut sc).unwrap();
             let now = t.sizes();
             if now != sizes {
                 let changed = now.iter().zip(&sizes).filter(|(a, b)| a != b).count();
@@ -1164,8 +1240,10 @@ mod tests {
                 sc.todo.fill(u64::MAX);
                 sc.placed.fill(u64::MAX);
             }
-            kept.insert(hash(slot), slot, hash, &mut sc);
-            fresh.insert(hash(slot), slot, hash, &mut Scratch::default());
+            kept.insert(hash(slot), slot, hash, &mut sc).unwrap();
+            fresh
+                .insert(hash(slot), slot, hash, &mut Scratch::default())
+                .unwrap();
         }
         assert!(sc.bytes() > 0, "the rebuilds worked in the kept scratch");
         for (a, b) in kept.shards.iter().zip(&fresh.shards) {
@@ -1205,7 +1283,7 @@ mod tests {
         for slot in 0..5_000u32 {
             keys.asked.borrow_mut().clear();
             keys.read.borrow_mut().clear();
-            t.insert(mix64(slot as u64), slot, &keys, &mut sc);
+            t.insert(mix64(slot as u64), slot, &keys, &mut sc).unwrap();
             let (asked, read) = (keys.asked.borrow(), keys.read.borrow());
             if t.sizes() == sizes {
                 assert!(
@@ -1257,7 +1335,8 @@ mod tests {
                 live.push(true);
                 let keys = key_of.clone();
                 if slot % 2 == 0 {
-                    t.insert(hash(k), slot, |s| hash(keys[s as usize]), &mut sc);
+                    t.insert(hash(k), slot, |s| hash(keys[s as usize]), &mut sc)
+                        .unwrap();
                 } else {
                     // A lookup, then the insert at its end; between them sometimes a
                     // removal (a tombstone in the run) or a rebuild (the end is stale).
@@ -1269,9 +1348,11 @@ mod tests {
                         live[victim as usize] = false;
                     }
                     if rnd(7) == 0 {
-                        t.reserve(2 * t.len() + 64, slot, |s| hash(keys[s as usize]), &mut sc);
+                        t.reserve(2 * t.len() + 64, slot, |s| hash(keys[s as usize]), &mut sc)
+                            .unwrap();
                     }
-                    t.insert_at(end, hash(k), slot, |s| hash(keys[s as usize]), &mut sc);
+                    t.insert_at(end, hash(k), slot, |s| hash(keys[s as usize]), &mut sc)
+                        .unwrap();
                 }
                 if rnd(3) == 0 {
                     let victim = rnd(slot as u64 + 1) as u32;
