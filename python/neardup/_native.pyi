@@ -174,7 +174,9 @@ class Deduper:
         ...
     def reserve(self, additional: int) -> None:
         """Makes room for `additional` more stored documents at once (the tables are resized
-        now, not step by step); verdicts do not change."""
+        now, not step by step); verdicts do not change. `MemoryError` when the system
+        refuses the memory (the deduper goes on; so it does when `check_and_insert` or
+        `insert` raises `MemoryError`: that document was neither logged nor stored)."""
         ...
     def __len__(self) -> int:
         """The number of stored documents."""

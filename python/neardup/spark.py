@@ -2,17 +2,20 @@
 
 As a command::
 
-    python -m neardup.spark dedup INPUT... [--master URL] [--shuffle-partitions N]
-        [-o KEPT] [--clusters DIR] [--pairs DIR] [--rejects DIR] [--report FILE]
+    python -m neardup.spark dedup INPUT... [--master URL | --remote URL]
+        [--shuffle-partitions N] [--overwrite]
+        [-o KEPT] [--clusters DIR] [--pairs DIR] [--rejects DIR] [--report DIR]
         [--format jsonl|parquet] [--input-format json|parquet]
         [--sketches DIR] [--save-sketches DIR] [ALGORITHM FLAGS]
 
 INPUT is a file, a directory (searched recursively) or a glob, JSONL or Parquet, on any
 filesystem Spark reads (:func:`list_inputs`, :func:`read_inputs`). The algorithm flags
 are ``neardup dedup``'s (``--preset recall``, ``--min-shared 2``, ``--strategy
-henzinger``, …). Outputs are Spark output directories (one part file, in input order)
-in the CLI's formats: kept JSONL lines unchanged, the rejects, clusters and pairs
-lines with the CLI's fields, and the CLI's report (:func:`report`). ``--sketches`` and
+henzinger``, …). Outputs are Spark output directories (part files whose concatenation
+in name order is the CLI's file) in the CLI's formats: kept JSONL lines unchanged, the
+rejects, clusters and pairs lines with the CLI's fields, and the CLI's report
+(:func:`report`, one JSON line in a directory: :func:`read_report`). ``--remote`` runs
+the job over Spark Connect (the job uses the DataFrame API only). ``--sketches`` and
 ``--save-sketches`` are the CLI's incremental runs, with the sketches saved as Parquet
 (:func:`save_sketches`, :func:`load_sketches`). :func:`run` is the command on a session
 you have.
@@ -361,11 +364,65 @@ def _verifier(params: Dict[str, Any], fail_once: Optional[str] = None):
     return verify
 
 
+def _context(spark):
+    """The session's SparkContext on a classic session; ``None`` over Spark Connect
+    (which has none: the job then uses the DataFrame API alone, as it does anyway)."""
+    try:
+        from pyspark.sql.utils import is_remote
+
+        if is_remote():
+            return None
+    except ImportError:  # pyspark without Connect
+        pass
+    try:
+        return spark.sparkContext
+    except Exception:  # noqa: BLE001 (a Connect session raises its own "not supported")
+        return None
+
+
+def _conf(spark, key: str) -> Optional[str]:
+    """A setting of the session, ``None`` when unset."""
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_HELD: List[Any] = []
+"""Over Spark Connect, the frames :func:`_cut_lineage` made, held until
+:func:`release_checkpoints`: pyspark releases such a frame's server-side data from the
+finalizer of its plan, and a finalizer run by the garbage collector in the middle of
+starting a thread can deadlock the client (seen with pyspark 4.3); held, they are
+released at a point of the job's choosing."""
+
+
+def release_checkpoints() -> None:
+    """Lets go of the Spark Connect checkpoints of the jobs run so far (see ``_HELD``),
+    their server-side data released now, on this thread."""
+    import gc
+
+    _HELD.clear()
+    gc.collect()
+
+
 def _cut_lineage(df):
     """Materializes ``df`` and cuts its lineage: a reliable checkpoint when the session
     has a checkpoint directory (survives a lost executor), a local one otherwise."""
-    sc = df.sparkSession.sparkContext
-    return df.checkpoint() if sc.getCheckpointDir() else df.localCheckpoint()
+    sc = _context(df.sparkSession)
+    reliable = sc.getCheckpointDir() if sc is not None else _conf(df.sparkSession, "spark.checkpoint.dir")
+    cut = df.checkpoint() if reliable else df.localCheckpoint()
+    if sc is None:
+        _HELD.append(cut)
+    return cut
+
+
+def _keep(df):
+    """``df`` kept for reuse: cached on a classic session; over Spark Connect, whose
+    requests carry the whole plan (a deep one is refused), materialized with its lineage
+    cut (:func:`_cut_lineage`)."""
+    if _context(df.sparkSession) is None:
+        return _cut_lineage(df)
+    return df.cache()
 
 
 def components(edges, checkpoint_every: int = 2):
@@ -407,7 +464,7 @@ def components(edges, checkpoint_every: int = 2):
             .select(F.greatest("x", "m").alias("a"), F.least("x", "m").alias("b"))
             .distinct()
         )
-        e = _cut_lineage(small) if rounds % checkpoint_every == 0 else small.cache()
+        e = _cut_lineage(small) if rounds % checkpoint_every == 0 else _keep(small)
         centres_that_are_leaves = e.select("b").intersect(e.select("a")).limit(1).count()
         leaves_with_two_centres = e.groupBy("a").count().where(F.col("count") > 1).limit(1).count()
         if centres_that_are_leaves == 0 and leaves_with_two_centres == 0:
@@ -415,6 +472,24 @@ def components(edges, checkpoint_every: int = 2):
     labels = e.select(a.alias("node"), b.alias("label")).union(
         e.select(b.alias("node"), b.alias("label"))).distinct()
     return labels, rounds
+
+
+def _pair_buckets(batches):
+    """``mapInArrow`` over buckets (a column ``members`` of ordinals): each bucket's
+    candidate pairs by :func:`neardup.bucket_pairs`, an Arrow batch of ``(a, b)`` per
+    batch of buckets."""
+    for b in batches:
+        col = b.column(0)
+        offsets = col.offsets.to_numpy()
+        values = col.values.to_numpy()
+        left: List[int] = []
+        right: List[int] = []
+        for i in range(len(col)):
+            for x, y in neardup.bucket_pairs(values[offsets[i]:offsets[i + 1]].tolist()):
+                left.append(x)
+                right.append(y)
+        yield pa.RecordBatch.from_arrays([pa.array(left, pa.int64()), pa.array(right, pa.int64())],
+                                         names=["a", "b"])
 
 
 def _stage_one(active, spark):
@@ -435,8 +510,7 @@ def _stage_one(active, spark):
     sized = keyed.withColumn("n", F.count(F.lit(1)).over(bucket)).where(F.col("n") > 1)
     small = (sized.where(F.col("n") <= max_bucket).groupBy("pass", "key")
              .agg(F.collect_list(ORD).alias("members")))
-    small_pairs = spark.createDataFrame(
-        small.select("members").rdd.flatMap(lambda r: neardup.bucket_pairs(r[0])), "a long, b long")
+    small_pairs = small.select("members").mapInArrow(_pair_buckets, "a long, b long")
     ordered = bucket.orderBy(ORD)
     big = sized.where(F.col("n") > max_bucket).select(
         ORD, "n", F.row_number().over(ordered).alias("r"), F.first(ORD).over(ordered).alias("first"),
@@ -525,14 +599,14 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
                                                                    first_id)).otherwise(F.col("rejected"))))
     # Exact pre-pass: the first record of each exact group stays.
     rep = F.min(ORD).over(Window.partitionBy("exact"))
-    sk = sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)).cache()
+    sk = _keep(sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)))
     mark("sketch, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
     # Stage one.
     spark = df.sparkSession
     cand, keyed, bucket_sizes = _stage_one(active, spark)
     # Cached: the answer and the statistics both read it (stage one runs once).
-    cand = cand.withColumn("kind", F.lit("near")).cache()
+    cand = _keep(cand.withColumn("kind", F.lit("near")))
     mark("stage one: buckets and candidate pairs", cand)
     exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
         F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
@@ -542,7 +616,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     verdict_schema = ("a long, b long, kind string, near_duplicate boolean, site string, "
                       "shared_supershingles long, charikar_agreement long")
     judged = joined.mapInArrow(_verifier(params, fail_once), verdict_schema)
-    pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate").cache()
+    pairs_ord = _keep(judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate"))
     mark("stage two: verdicts", pairs_ord)
     near = pairs_ord.where(F.col("kind") == "near")
     labels, rounds = components(near)
@@ -574,7 +648,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     )
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
     joined_fates = (fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
-                    .withColumnRenamed("_oid", "of").drop("_o").cache())
+                    .withColumnRenamed("_oid", "of").drop("_o"))
+    joined_fates = _keep(joined_fates)
     # Old records are references: they keep no fate of their own.
     fates = joined_fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
     in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
@@ -651,38 +726,49 @@ blank lines counted) or the row (Parquet, from 1)."""
 _BLANK = "^[ \\t\\n\\f\\r]*$"  # the CLI's blank line: ASCII whitespace only
 
 
+def _missing(e: Exception) -> bool:
+    """Whether Spark's error says a path does not exist."""
+    s = str(e)
+    return "PATH_NOT_FOUND" in s or "Path does not exist" in s
+
+
+def _local(name: str) -> str:
+    """A local path or ``file:`` URI as an absolute path (other URIs as they are)."""
+    import os
+
+    for prefix in ("file://", "file:"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    else:
+        if "://" in name:
+            return name
+    return os.path.normpath(os.path.abspath(name))
+
+
 def list_inputs(spark, inputs: List[str]) -> List[Tuple[str, int]]:
     """The files of ``inputs`` (any filesystem Spark reads), sorted by name: a file as
     given, a directory's files recursively and a glob's matches, each named by its full
     path (files whose name starts with ``_`` or ``.`` — Spark's markers and checksums —
     are left out of directories). Returns ``(name, size in bytes)``; a missing input is
-    a ``FileNotFoundError``."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    a ``FileNotFoundError``. The files are listed by Spark itself (the ``binaryFile``
+    source, their contents never read), so this works over Spark Connect too."""
     out: Dict[str, int] = {}
     for given in inputs:
-        path = jvm.org.apache.hadoop.fs.Path(given)
-        fs = path.getFileSystem(conf)
-        if any(c in given for c in "*?[{"):  # a glob
-            statuses = fs.globStatus(path) or []
-            if not statuses:
-                raise FileNotFoundError(f"{given}: no file matches")
-        elif fs.exists(path):
-            statuses = [fs.getFileStatus(path)]
-        else:
-            raise FileNotFoundError(f"{given}: no such file or directory")
         glob = any(c in given for c in "*?[{")
-        for st in statuses:
-            if not st.isDirectory():
-                # A file given by name keeps the name given (the CLI's name for it).
-                out[st.getPath().toString() if glob else given] = st.getLen()
-                continue
-            files = fs.listFiles(st.getPath(), True)
-            while files.hasNext():
-                f = files.next()
-                name = f.getPath().getName()
-                if not name.startswith(("_", ".")):
-                    out[f.getPath().toString()] = f.getLen()
+        try:
+            rows = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+                    .load(given).select("path", "length").collect())
+        except Exception as e:  # noqa: BLE001 (Spark raises its own analysis errors)
+            if _missing(e):
+                raise FileNotFoundError(f"{given}: no such file or directory") from None
+            raise
+        if glob and not rows:
+            raise FileNotFoundError(f"{given}: no file matches")
+        # A file given by name keeps the name given (the CLI's name for it).
+        single = not glob and len(rows) == 1 and _local(rows[0]["path"]) == _local(given)
+        for r in rows:
+            out[given if single else r["path"]] = int(r["length"])
     return sorted(out.items())
 
 
@@ -769,7 +855,9 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
 
 
 def _mode(overwrite: bool) -> str:
-    return "overwrite" if overwrite else "errorifexists"
+    # "error" is what both a classic session and Spark Connect accept for "error if
+    # the output exists" (Connect refuses the spelling "errorifexists").
+    return "overwrite" if overwrite else "error"
 
 
 def _write(df, path: str, fmt: str, overwrite: bool = False) -> int:
@@ -796,6 +884,10 @@ def write_kept(r: SparkDedup, path: str, fmt: str, overwrite: bool = False) -> i
         if fmt == "parquet":
             from pyspark.sql import functions as F
 
+            if _context(spark) is None:
+                raise ValueError("neardup.spark: Parquet output of JSONL input needs a classic session "
+                                 "(Spark infers the schema from an RDD of lines); over Spark Connect, "
+                                 "write JSONL (--format jsonl) or read Parquet input")
             schema = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0])).schema
             rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
             return _write(rows, path, fmt, overwrite)
@@ -804,18 +896,42 @@ def write_kept(r: SparkDedup, path: str, fmt: str, overwrite: bool = False) -> i
     return _write(r.kept, path, fmt, overwrite)
 
 
+def exists(spark, path: str) -> bool:
+    """Whether ``path`` (a file or a directory, on any filesystem Spark reads) exists,
+    asked of Spark (so over Spark Connect too)."""
+    try:
+        spark.read.format("binaryFile").load(path).limit(0).collect()
+    except Exception as e:  # noqa: BLE001
+        if _missing(e):
+            return False
+        raise
+    return True
+
+
 def refuse_existing(spark, paths: List[Optional[str]]) -> None:
     """Refuses, before any work, outputs that exist already (a run never deletes what is
-    there unless told to overwrite): a ``FileExistsError`` naming the first. Paths are
-    looked up with Hadoop's filesystem API, so any filesystem Spark writes."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    there unless told to overwrite): a ``FileExistsError`` naming the first. Any
+    filesystem Spark writes."""
     for given in paths:
-        if not given:
-            continue
-        path = jvm.org.apache.hadoop.fs.Path(given)
-        if path.getFileSystem(conf).exists(path):
+        if given and exists(spark, given):
             raise FileExistsError(f"{given}: exists already; pass --overwrite (overwrite=True) to replace it")
+
+
+def write_report(spark, rep: Dict[str, Any], path: str, overwrite: bool = False) -> None:
+    """Writes the report ``rep`` to ``path`` through Spark's writer (any filesystem
+    Spark writes, over Spark Connect too): a directory holding one part file, the
+    report as one line of JSON. An existing ``path`` is an error unless
+    ``overwrite``."""
+    (spark.createDataFrame([(json.dumps(rep, sort_keys=True),)], "value string").coalesce(1)
+     .write.mode(_mode(overwrite)).text(path))
+
+
+def read_report(spark, path: str) -> Dict[str, Any]:
+    """The report :func:`write_report` wrote to ``path``."""
+    rows = spark.read.text(path).collect()
+    if len(rows) != 1:
+        raise ValueError(f"{path}: not a neardup.spark report ({len(rows)} lines)")
+    return json.loads(rows[0][0])
 
 
 def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any],
@@ -862,7 +978,7 @@ def report(r: SparkDedup, per_input: List[Dict[str, Any]], params: Dict[str, Any
         "stats": dict(r.stats(), seconds={
             "sketch": None, "exact": None, "candidates": None, "filter": None, "high_recall": None,
             "cluster": None, "total": seconds}),
-        "engine": {"name": "spark", "master": r.kept.sparkSession.sparkContext.master,
+        "engine": {"name": "spark", "master": _conf(r.kept.sparkSession, "spark.master"),
                    "components_rounds": (r._parts or {}).get("rounds")},
         "boilerplate": None,
         "peak_memory_bytes": None,
@@ -874,7 +990,29 @@ def shuffle_partitions(spark, inputs: List[str], per_partition: int = 64 << 20) 
     by default), at least the session's default parallelism (so 29 MB on 2 cores is 2
     partitions, not Spark's 200)."""
     total = sum(size for _, size in list_inputs(spark, inputs))
-    return max(spark.sparkContext.defaultParallelism, -(-total // per_partition))
+    return max(default_parallelism(spark), -(-total // per_partition))
+
+
+def default_parallelism(spark) -> int:
+    """The session's default parallelism: the SparkContext's on a classic session; over
+    Spark Connect, ``spark.default.parallelism`` if set, else the cores a
+    ``local[N]`` / ``local-cluster[E,C,M]`` master names, else 2."""
+    import re
+
+    sc = _context(spark)
+    if sc is not None:
+        return sc.defaultParallelism
+    set_ = _conf(spark, "spark.default.parallelism")
+    if set_:
+        return int(set_)
+    master = _conf(spark, "spark.master") or ""
+    m = re.fullmatch(r"local\[(\d+)\]", master)
+    if m:
+        return int(m.group(1))
+    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),.*\]", master)
+    if m:
+        return int(m.group(1)) * int(m.group(2))
+    return 2
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -883,6 +1021,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     d = sub.add_parser("dedup", help="deduplicate a corpus on Spark")
     d.add_argument("inputs", nargs="+")
     d.add_argument("--master", default=None)
+    d.add_argument("--remote", default=None,
+                   help="a Spark Connect server (sc://HOST:PORT, or local[N] to start one here) "
+                        "instead of a classic session")
     d.add_argument("--shuffle-partitions", type=int, default=None,
                    help="spark.sql.shuffle.partitions (default: one per 64 MiB of input, at least the "
                         "default parallelism; adaptive execution coalesces small ones)")
@@ -919,25 +1060,34 @@ def main(argv: Optional[List[str]] = None) -> int:
     from pyspark.sql import SparkSession
 
     b = SparkSession.builder.appName("neardup")
-    if args.master:
+    if args.remote:
+        b = b.remote(args.remote)
+    elif args.master:
         b = b.master(args.master)
-    master = args.master or os.environ.get("MASTER", "")
+    master = args.remote or args.master or os.environ.get("MASTER", "")
     if master.startswith("local"):
         # Executors on this machine run this interpreter (the one with neardup); on a
         # cluster, the executors' own environment says (see the docs: spark.archives).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        b = b.config("spark.pyspark.python", sys.executable)
-    b = (b.config("spark.sql.adaptive.enabled", "true")
-         .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
-         .config("spark.ui.showConsoleProgress", "true" if args.progress else "false"))
+        if not args.remote:
+            b = b.config("spark.pyspark.python", sys.executable)
+    if not args.remote:
+        b = b.config("spark.ui.showConsoleProgress", "true" if args.progress else "false")
     spark = b.getOrCreate()
-    spark.conf.set("spark.sql.shuffle.partitions",
-                   str(args.shuffle_partitions or shuffle_partitions(spark, args.inputs)))
-    rep = run(spark, args.inputs, output=args.output, clusters=args.clusters, pairs=args.pairs,
-              rejects=args.rejects, report_path=args.report, sketches=args.sketches,
-              save=args.save_sketches, fmt=args.format, input_format=args.input_format,
-              overwrite=args.overwrite, **params)
-    spark.stop()
+    try:
+        spark.conf.set("spark.sql.adaptive.enabled", "true")
+        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "true")
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(args.shuffle_partitions or shuffle_partitions(spark, args.inputs)))
+        rep = run(spark, args.inputs, output=args.output, clusters=args.clusters, pairs=args.pairs,
+                  rejects=args.rejects, report_path=args.report, sketches=args.sketches,
+                  save=args.save_sketches, fmt=args.format, input_format=args.input_format,
+                  overwrite=args.overwrite, **params)
+    finally:
+        # Stopped on every way out: over Spark Connect, a frame finalized at the
+        # interpreter's exit with the session still open asks the server to release it
+        # and can hang there (pyspark 4.3).
+        spark.stop()
     a = rep["accounting"]
     print(f"neardup.spark: {a['read']} records read: {a['kept']} kept, {a['exact_duplicates']} exact "
           f"duplicates, {a['near_duplicates']} near duplicates, {a['rejected']} rejected", file=sys.stderr)
@@ -957,12 +1107,15 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
     files written by many tasks, whose concatenation in name order is the CLI's file:
     JSONL in the CLI's line formats (kept JSONL lines unchanged) or Parquet — saves the
     sketches to ``save``, and returns the report (:func:`report`; written to
-    ``report_path`` atomically). An output directory that exists is refused before any
-    work (``FileExistsError``) unless ``overwrite``."""
+    ``report_path`` by :func:`write_report`, a directory of one part file, as every
+    output is written: through Spark, to any filesystem it writes). An output that
+    exists is refused before any work (``FileExistsError``) unless ``overwrite``. Only
+    the DataFrame API is used, so ``spark`` may be a Spark Connect session (but for
+    Parquet output of JSONL input, see :func:`write_kept`)."""
     from pyspark.sql import functions as F
 
     if not overwrite:
-        refuse_existing(spark, [output, clusters, pairs, rejects, save])
+        refuse_existing(spark, [output, clusters, pairs, rejects, save, report_path])
     start = time.perf_counter()
     per_input: List[Dict[str, Any]] = []
     records = read_inputs(spark, inputs, input_format, counts_out=per_input)
@@ -989,13 +1142,8 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
                  seconds=time.perf_counter() - start)
     r.unpersist()
     if report_path:
-        import os
-
-        tmp = report_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(rep, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, report_path)
+        write_report(spark, rep, report_path, overwrite)
+    release_checkpoints()
     return rep
 
 

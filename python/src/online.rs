@@ -231,6 +231,7 @@ impl Deduper {
 
     /// Makes room for `additional` more stored documents at once (the tables are
     /// resized now instead of step by step as documents come); verdicts do not change.
+    /// `MemoryError` when the system refuses the memory (the deduper goes on).
     fn reserve(&self, py: Python<'_>, additional: usize) -> PyResult<()> {
         let inner = self.get()?;
         without_gil(py, move || {

@@ -238,12 +238,56 @@ def test_components_large_star_small_star(spark):
 def test_spark_cli_entry_point(cli, corpus, tmp_path):
     out = tmp_path / "kept"
     subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", str(corpus), "--master", "local[2]", "--shuffle-partitions", "4",
-                    "-o", str(out), "--report", str(tmp_path / "report.json")], check=True,
+                    "-o", str(out), "--report", str(tmp_path / "report")], check=True,
                    cwd=tmp_path)
     kept = [json.loads(l)["id"] for p in sorted(out.glob("part-*")) for l in open(p)]
     assert kept == run_cli(cli, corpus, tmp_path, [])["kept"]
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = read_report_dir(tmp_path / "report")
     assert report["accounting"]["holds"]
+
+
+def read_report_dir(path):
+    """The report a run wrote to the directory ``path``: one part file of one line."""
+    parts = sorted(path.glob("part-*"))
+    lines = [l for p in parts for l in p.read_text().splitlines() if l]
+    assert len(lines) == 1, lines
+    return json.loads(lines[0])
+
+
+def test_spark_connect_runs_the_job_with_file_uris(cli, tmp_path):
+    """The command over Spark Connect (a local server started by ``--remote local[2]``),
+    every path a ``file://`` URI, writes the CLI's outputs: the kept lines byte for byte,
+    the clusters, the pairs, the rejects (but for the input's name, a URI here) and the
+    report's accounting. Nothing of the job reaches for the JVM, RDDs or the
+    SparkContext, which Spark Connect does not have."""
+    shards = two_shards(tmp_path)
+    cli_out = tmp_path / "cli"
+    cli_out.mkdir()
+    subprocess.run([cli, "dedup", *map(str, shards), "-q", "-o", cli_out / "kept.jsonl",
+                    "--rejects", cli_out / "rejects.jsonl", "--clusters", cli_out / "clusters.jsonl",
+                    "--pairs", cli_out / "pairs.jsonl", "--report", cli_out / "report.json"], check=True)
+    sp = tmp_path / "spark"
+    uri = lambda p: "file://" + str(p)  # noqa: E731
+    subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", *map(uri, shards), "--remote", "local[2]",
+                    "-o", uri(sp / "kept"), "--rejects", uri(sp / "rejects"), "--clusters", uri(sp / "clusters"),
+                    "--pairs", uri(sp / "pairs"), "--report", uri(sp / "report")], check=True, cwd=tmp_path)
+
+    def whole(d):
+        return b"".join(f.read_bytes() for f in sorted((sp / d).glob("part-*")))
+
+    assert whole("kept") == (cli_out / "kept.jsonl").read_bytes()
+    for name in ("clusters", "pairs"):
+        got = [json.loads(l) for l in whole(name).splitlines()]
+        assert got == read_jsonl(cli_out / f"{name}.jsonl"), name
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "input"} for r in rows]  # noqa: E731
+    rejects = [json.loads(l) for l in whole("rejects").splitlines()]
+    assert rejects and strip(rejects) == strip(read_jsonl(cli_out / "rejects.jsonl"))
+    assert all(r["input"].startswith("file://") for r in rejects)
+    got = read_report_dir(sp / "report")["accounting"]
+    want = json.loads((cli_out / "report.json").read_text())["accounting"]
+    for k in ("read", "kept", "exact_duplicates", "near_duplicates", "rejected"):
+        assert got[k] == want[k], k
+    assert got["holds"]
 
 
 def test_spark_site_field_of_a_dataframe_equals_pipeline_run(spark, tmp_path):
@@ -357,7 +401,7 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings):
                                             "not_an_object", "bad_body"}
     expected = json.loads((cli_out / "report.json").read_text())
     assert without_timings(rep) == without_timings(expected)
-    assert json.loads((sp / "report.json").read_text()) == rep
+    assert nds.read_report(spark, str(sp / "report.json")) == rep
     assert rep["stats"]["candidates"]["big_buckets"] > 0
     assert rep["accounting"]["holds"]
 
