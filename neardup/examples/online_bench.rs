@@ -19,7 +19,8 @@
 //! 10,000 other generated documents of 420–520 words (about 2 KB, the size the latency
 //! target names) are checked one by one, each timed. With STATE_DIR the deduper logs to
 //! it (sync never, so that the disk does not dominate), is compacted, dropped and
-//! reopened, timed.
+//! reopened, timed (`SYNC=always`, or any `--sync` policy of `neardup stream`, sets the
+//! log's policy; `online_sync_bench` compares the policies).
 //! With the environment variable `RESERVE=K`, `Deduper::reserve(K)` is called first
 //! (outside the clock): the tables are sized for K stored documents at once. With
 //! `BATCH=K`, the documents go through `check_and_insert_many` K at a time (the
@@ -155,10 +156,18 @@ fn main() {
         .map(|(d, _)| d)
         .collect();
     let probe_bytes = probes.iter().map(|d| d.body.len()).sum::<usize>() / probes.len();
+    // The log's sync policy (`SYNC=always|never|N|Nms`, never by default: the disk
+    // would dominate; `online_sync_bench` measures the policies side by side).
+    let sync: SyncPolicy = std::env::var("SYNC")
+        .map_or(Ok(SyncPolicy::Never), |s| s.parse())
+        .expect("SYNC: always, never, N or Nms");
+    if state.is_some() {
+        println!("log sync policy: {sync:?}");
+    }
     let d = match &state {
         Some(dir) => {
             let _ = std::fs::remove_dir_all(dir);
-            Deduper::open(dir.as_ref(), pipeline.clone(), SyncPolicy::Never).unwrap()
+            Deduper::open(dir.as_ref(), pipeline.clone(), sync).unwrap()
         }
         None => Deduper::new(pipeline.clone()).unwrap(),
     };
