@@ -385,5 +385,13 @@ fn a_stream_killed_inside_an_append_or_a_compaction_keeps_what_it_acknowledged()
         let k = acknowledged.len();
         let rest = stream(&lines[k..], Some(&state));
         assert_eq!(rest[1..], one[k + 1..], "{point}");
+        // Opened once more, the state holds every record the uninterrupted run stored:
+        // what was appended after the restart followed the last whole entry (a torn
+        // tail left in place would now be damage before whole entries).
+        let probed = stream(&probes_of_new(&lines, &one), Some(&state));
+        assert!(
+            probed.iter().all(|v| v.contains("\"exact\"")),
+            "{point}: {probed:?}"
+        );
     }
 }
