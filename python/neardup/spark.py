@@ -118,7 +118,10 @@ class SparkDedup:
 
     def unpersist(self) -> None:
         """Lets go of the frames :func:`dedup` cached (sketches, candidates, verdicts,
-        fates); the result's frames stay usable, recomputed if read again."""
+        fates); the result's frames stay usable, recomputed if read again. Over Spark
+        Connect those frames are checkpoints, held by the module until
+        :func:`release_checkpoints` (which :func:`run` calls): call it once no result
+        of :func:`dedup` is read any more."""
         for df in self._cached or []:
             df.unpersist()
         self._cached = []
@@ -592,13 +595,20 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         sk = prev.unionByName(sk)
     # Repeated ids among this snapshot's records: the first (in input order) keeps its id.
     new = F.col(ORD) >= F.lit(old)
-    first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(Window.partitionBy("id"))
+    # Only this snapshot's accepted records with an id compete for it; every other row
+    # is a window of its own (keyed by its ordinal too), so that rows of one key — the
+    # rejected records' empty or null ids — never pile into one task.
+    competes = F.col("rejected").isNull() & new & (F.col("id") != "")
+    alone = F.when(~F.coalesce(competes, F.lit(False)), F.col(ORD))
+    first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(
+        Window.partitionBy("id", alone))
     repeated = F.col("rejected").isNull() & new & (F.col("id") != "") & (F.col(ORD) != first_id)
     sk = (sk.withColumn("rejected_code", F.when(repeated, "duplicate_id").otherwise(F.col("rejected_code")))
           .withColumn("rejected", F.when(repeated, F.format_string("duplicate id (first used by record %d)",
                                                                    first_id)).otherwise(F.col("rejected"))))
     # Exact pre-pass: the first record of each exact group stays.
-    rep = F.min(ORD).over(Window.partitionBy("exact"))
+    # A rejected record without a fingerprint (null) is a window of its own.
+    rep = F.min(ORD).over(Window.partitionBy("exact", F.when(F.col("exact").isNull(), F.col(ORD))))
     sk = _keep(sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep)))
     mark("sketch, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
