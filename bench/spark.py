@@ -3,17 +3,21 @@
 shuffle bytes per document, and the ratio of the whole job to `neardup dedup`.
 
   make python && .venv/bin/python bench/spark.py [CORPUS.jsonl] [--synth N]
-      [--master local-cluster[2,1,1024]] [--partitions 8]
+      [--master local-cluster[2,1,2048]] [--partitions N] [--driver-memory 2g]
 
 CORPUS defaults to bench-out/rustdocs-text.jsonl (see bench/python.py); `--synth N`
 benches a generated corpus of about N documents instead (`neardup synth`, written to
 bench-out/synth-N.jsonl once). Two Spark runs on the same session:
 
-* a clocked run (`neardup.spark.StageClock`): each stage is materialized at its end
-  and timed, with the shuffle bytes the driver's monitoring API reports for it;
-* a plain run of the whole job (read, number, dedup, write the kept records as JSONL),
-  timed end to end: the figure compared with the CLI's whole job (`neardup dedup
-  CORPUS -o kept.jsonl`, release build, best of 3).
+* a plain run of the whole job (`neardup.spark.run`: read, sketch, number, dedup,
+  write the kept records as JSONL), timed end to end: the figure compared with the
+  CLI's whole job (`neardup dedup CORPUS -o kept.jsonl`, release build, best of 3);
+* a clocked run (`StageClock` below, the job's `on_stage` hook): each stage is
+  materialized at its end and timed, with the shuffle bytes the driver's monitoring API
+  reports for it.
+
+The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
+shuffle partitions from the input's size) unless `--partitions` is given.
 
 The kept ids of both must equal the CLI's. Prints a table and writes
 bench-out/spark-NAME.json.
@@ -34,6 +38,45 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+class StageClock:
+    """Per-stage figures of a run: pass ``clock.mark`` to ``neardup.spark.dedup`` as
+    ``on_stage``. At each stage's end the stage's DataFrame is materialized (it is kept
+    anyway) and ``stages`` gets ``{"stage", "seconds", "shuffle_write_bytes"}``; the
+    shuffle bytes come from the driver's monitoring API (``spark.ui.enabled``, the
+    default), ``None`` without it. Materializing adds a pass over kept data per stage,
+    so time a run without a clock for the total. Classic sessions only."""
+
+    def __init__(self, spark) -> None:
+        self.sc = spark.sparkContext
+        self.stages: list = []
+        self._t = time.perf_counter()
+        self._shuffle = self._shuffle_bytes()
+
+    def _shuffle_bytes(self):
+        url = self.sc.uiWebUrl
+        if not url:
+            return None
+        from urllib.request import urlopen
+
+        time.sleep(0.5)  # the listener bus delivers the last stage's metrics
+        with urlopen(f"{url}/api/v1/applications/{self.sc.applicationId}/stages") as r:
+            return sum(int(st.get("shuffleWriteBytes", 0)) for st in json.load(r))
+
+    def mark(self, stage: str, df=None) -> None:
+        """Ends ``stage`` (materializing ``df`` first, if given)."""
+        if df is not None:
+            df.count()
+        now = time.perf_counter()
+        sh = self._shuffle_bytes()
+        self.stages.append({
+            "stage": stage,
+            "seconds": now - self._t,
+            "shuffle_write_bytes": None if sh is None or self._shuffle is None else sh - self._shuffle,
+        })
+        self._shuffle = sh
+        self._t = time.perf_counter()
+
+
 def cli_binary() -> Path:
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "neardup-cli"], cwd=ROOT, check=True)
     return ROOT / "target" / "release" / "neardup"
@@ -43,8 +86,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", default=str(ROOT / "bench-out" / "rustdocs-text.jsonl"))
     ap.add_argument("--synth", type=int, default=None, help="bench a generated corpus of about N documents")
-    ap.add_argument("--master", default="local-cluster[2,1,1024]")
-    ap.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
+    ap.add_argument("--master", default="local-cluster[2,1,2048]")
+    ap.add_argument("--partitions", type=int, default=None,
+                    help="spark.sql.shuffle.partitions (default: the command's, neardup.spark.tune)")
+    ap.add_argument("--driver-memory", default="2g")
     args = ap.parse_args()
     cli = cli_binary()
     if args.synth:
@@ -79,30 +124,27 @@ def main() -> None:
         t = time.perf_counter()
         spark = (SparkSession.builder.master(args.master).appName("neardup-bench")
                  .config("spark.pyspark.python", sys.executable)
-                 .config("spark.sql.shuffle.partitions", str(args.partitions))
-                 .config("spark.driver.memory", "2g")
+                 .config("spark.driver.memory", args.driver_memory)
+                 .config("spark.ui.showConsoleProgress", "false")
                  .getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         startup = time.perf_counter() - t
-
-        # Clocked run.
-        clock = nds.StageClock(spark)
-        df = nds.read_inputs(spark, [str(corpus)], None).cache()
-        clock.mark("read and number the records", df)
-        r = nds.dedup(df, ordinal=nds.ORD, clock=clock)
-        r.kept.select("id").write.mode("overwrite").json(str(work / "spark-clocked"))
-        clock.mark("kept records written")
-        clocked_kept = [json.loads(l)["id"] for p in sorted((work / "spark-clocked").glob("part-*"))
-                        for l in open(p)]
-        df.unpersist()
+        partitions = nds.tune(spark, [str(corpus)], args.partitions)
 
         # Plain run of the whole job.
         t = time.perf_counter()
-        df = nds.read_inputs(spark, [str(corpus)], None)
-        r = nds.dedup(df, ordinal=nds.ORD)
-        nds.write_kept(r, str(work / "spark-kept"), "jsonl")
+        rep = nds.run(spark, [str(corpus)], output=str(work / "spark-kept"))
         total = time.perf_counter() - t
         kept = [json.loads(l)["id"] for p in sorted((work / "spark-kept").glob("part-*")) for l in open(p)]
+
+        # Clocked run.
+        clock = StageClock(spark)
+        r = nds.dedup(nds.read_inputs(spark, [str(corpus)]), on_stage=clock.mark)
+        nds.write_kept(r, str(work / "spark-clocked"), "jsonl")
+        clock.mark("kept records written")
+        clocked_kept = [json.loads(l)["id"] for p in sorted((work / "spark-clocked").glob("part-*"))
+                        for l in open(p)]
+        r.unpersist()
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -110,12 +152,13 @@ def main() -> None:
     same = kept == cli_kept and clocked_kept == cli_kept
     out = {
         "corpus": corpus.name, "documents": docs, "bytes": size, "master": args.master,
-        "shuffle_partitions": args.partitions, "cli_seconds": cli_s, "spark_startup_seconds": startup,
+        "shuffle_partitions": partitions, "driver_memory": args.driver_memory,
+        "accounting_holds": rep["accounting"]["holds"], "cli_seconds": cli_s, "spark_startup_seconds": startup,
         "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "same_kept_ids": same,
         "kept": len(kept), "stages": clock.stages,
     }
     print(f"{corpus.name}: {docs:,} documents, {size / 1e6:.1f} MB, master {args.master}, "
-          f"{args.partitions} shuffle partitions")
+          f"{partitions} shuffle partitions, driver memory {args.driver_memory}")
     print("| stage | seconds | shuffle bytes / document |")
     print("|---|---:|---:|")
     for st in clock.stages:

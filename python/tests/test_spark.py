@@ -16,7 +16,7 @@ import pyspark  # noqa: E402,F401  (installed by python/requirements-dev.txt)
 
 @pytest.fixture(scope="module")
 def failure_marker(tmp_path_factory):
-    """Where the injected failure writes that it happened (see ``dedup(fail_once=…)``)."""
+    """Where the injected failure writes that it happened (see ``kill_once``)."""
     return tmp_path_factory.mktemp("failures") / "marker.txt"
 
 
@@ -38,10 +38,33 @@ def spark(failure_marker):
          .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
          .config("spark.ui.enabled", "false")
          .config("spark.task.maxFailures", "4")
-         .config("spark.executorEnv.NEARDUP_SPARK_FAILURE_MARKER", str(failure_marker))
          .getOrCreate())
     yield s
     s.stop()
+
+
+def kill_once(stage, marker):
+    """An ``on_task`` hook for :func:`neardup.spark.dedup`: in the first attempt of
+    partition 0 of ``stage``, once the task has produced all its output, the Python
+    worker kills itself (SIGKILL), as a lost executor process would, after writing to
+    ``marker`` that it did (the worker leaves no other trace). Defined inside a
+    function, so that it is shipped to the executors by value."""
+    marker = str(marker)
+
+    def hook(name, produced):
+        import os
+        import signal
+
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        if name != stage or produced == 0 or tc is None or tc.partitionId() != 0 or tc.attemptNumber() != 0:
+            return
+        with open(marker, "a", encoding="utf-8") as f:
+            f.write(f"{stage} stage {tc.stageId()} partition 0 attempt 0\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
 
 
 def spark_result(r):
@@ -90,7 +113,7 @@ def test_spark_matches_cli(spark, cli, corpus, tmp_path, settings, partitions):
     flags = [x for k, v in settings.items() for x in (f"--{k}", str(v))]
     expected = run_cli(cli, corpus, tmp_path, flags)
     df = nds.read_inputs(spark, [str(corpus)], None).repartition(partitions)
-    r = nds.dedup(df, ordinal=nds.ORD, **settings)
+    r = nds.dedup(df, **settings)
     assert spark_result(r) == expected
     assert r.counts["read"] == len(read_jsonl(corpus))
 
@@ -149,7 +172,7 @@ def test_spark_survives_a_lost_worker_mid_stage(spark, cli, corpus, tmp_path, fa
     for stage in ("sketch", "verify"):
         before = failure_marker.read_text() if failure_marker.exists() else ""
         df = nds.read_inputs(spark, [str(corpus)], None).repartition(2)
-        r = nds.dedup(df, ordinal=nds.ORD, fail_once=stage)
+        r = nds.dedup(df, on_task=kill_once(stage, failure_marker))
         assert spark_result(r) == expected
         after = failure_marker.read_text()
         assert after.count(f"{stage} stage") > before.count(f"{stage} stage"), after
@@ -179,7 +202,7 @@ def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
         previous_cli = tmp_path / f"cli{i}.sketches"
         prev = nds.load_sketches(spark, previous_spark) if previous_spark else None
         df = nds.read_inputs(spark, [str(part)], None)
-        r = nds.dedup(df, ordinal=nds.ORD, previous=prev)
+        r = nds.dedup(df, previous=prev)
         got = spark_result(r)
         for k in ("kept", "clusters", "pairs"):
             if got[k] != expected[k]:
@@ -193,7 +216,7 @@ def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
         nds.save_sketches(r, previous_spark)
     # Sketches made with other settings are refused.
     with pytest.raises(ValueError, match="saved sketches were made with"):
-        nds.dedup(nds.read_inputs(spark, [str(parts[0])], None), ordinal=nds.ORD,
+        nds.dedup(nds.read_inputs(spark, [str(parts[0])], None),
                   previous=nds.load_sketches(spark, previous_spark), preset="recall")
     with pytest.raises(ValueError, match="no saved neardup sketches"):
         nds.load_sketches(spark, str(tmp_path / "nothing-here"))
@@ -362,14 +385,21 @@ def without_timings(report):
     return r
 
 
+@pytest.mark.parametrize("split_bytes", [None, 60_000], ids=["files-packed", "files-split"])
 @pytest.mark.parametrize("settings", SETTINGS, ids=SETTINGS_IDS)
-def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings):
+def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, split_bytes):
     """Every output file of the Spark job against `neardup dedup`'s on two shards with
     bad lines of every kind: the kept lines byte for byte, the rejects lines (input,
     position, code, id, reason, record), clusters and pairs; and the report — the
     accounting, the inputs' counts and the statistics (stage one's enumerated pairs and
-    big buckets included) — equal but for timings."""
+    big buckets included) — equal but for timings. The records are numbered from the
+    sketches (one read of the input): with both small files packed into one task (the
+    bigger, second file read first, as Spark packs them), and with the files cut into
+    splits of 60 KB (the bad lines, blank ones included, inside a split)."""
     import neardup.spark as nds
+
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(split_bytes or 128 << 20))
+    spark.conf.set("spark.sql.files.openCostInBytes", str(4 << 20 if split_bytes is None else 0))
 
     shards = two_shards(tmp_path)
     names = [str(p) for p in shards]
@@ -404,6 +434,10 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings):
     assert nds.read_report(spark, str(sp / "report.json")) == rep
     assert rep["stats"]["candidates"]["big_buckets"] > 0
     assert rep["accounting"]["holds"]
+    splits = nds.read_inputs(spark, names).select("_nd_file", "_nd_block", nds.INPUT).distinct().count()
+    assert splits == (2 if split_bytes is None else sum(-(-p.stat().st_size // split_bytes) for p in shards)), splits
+    spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    spark.conf.unset("spark.sql.files.openCostInBytes")
 
 
 def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):
@@ -435,13 +469,36 @@ def test_spark_reads_directories_and_globs_in_path_order(spark, tmp_path):
     ids = {}
     for how, inputs in (("files", [str(p) for p in shards]), ("dir", [str(tmp_path / "shards")]),
                         ("glob", [str(tmp_path / "shards" / "*.jsonl")])):
-        counts = []
-        df = nds.read_inputs(spark, inputs, counts_out=counts)
-        ids[how] = [(r[nds.ORD], r[nds.POSITION]) for r in df.orderBy(nds.ORD).select(nds.ORD, nds.POSITION).collect()]
+        r = nds.dedup(nds.read_inputs(spark, inputs))
+        # (A record without an id is named by its input, which a directory names by path.)
+        ids[how] = [(f["ordinal"], f["position"], (f["id"] or "").rsplit("/", 1)[-1]) for f in r.fates.collect()]
         # chains() writes 5,122 lines; the second shard has 9 more records (11 bad lines,
         # 2 of them blank).
-        assert [c["records"] for c in counts] == [2500, 5122 - 2500 + 9], counts
+        assert [c["records"] for c in r.per_input] == [2500, 5122 - 2500 + 9], r.per_input
     assert ids["files"] == ids["dir"] == ids["glob"]
-    assert [o for o, _ in ids["files"]] == list(range(len(ids["files"])))
+    assert [o for o, _, _ in ids["files"]] == list(range(len(ids["files"])))
     with pytest.raises(FileNotFoundError):
         nds.list_inputs(spark, [str(tmp_path / "missing.jsonl")])
+
+
+def test_spark_config_file_is_read_on_the_driver(spark, cli, corpus, tmp_path):
+    """``config="FILE.toml"`` is read once, on the driver: the executors get its settings
+    (the file is gone before the job runs), the answer is the CLI's with ``--config``,
+    a keyword beside it wins, and a setting the job refuses is refused from the file."""
+    import neardup.spark as nds
+    from neardup.spark.settings import resolve
+
+    toml = tmp_path / "settings.toml"
+    toml.write_text('preset = "recall"\nstrategy = "henzinger"\nmin-shared = 2\n')
+    expected = run_cli(cli, corpus, tmp_path, ["--config", str(toml)])
+    settings, fields = resolve({"config": str(toml)})
+    assert settings == {"preset": "recall", "strategy": "henzinger", "min_shared": 2} and fields == {}
+    assert resolve({"config": str(toml), "min_shared": 1})[0]["min_shared"] == 1
+    df = nds.read_inputs(spark, [str(corpus)])
+    r = nds.dedup(df, config=str(toml))
+    toml.unlink()
+    assert spark_result(r) == expected
+    bad = tmp_path / "bad.toml"
+    bad.write_text("high-recall = 380\n")
+    with pytest.raises(ValueError, match="not supported"):
+        nds.dedup(df, config=str(bad))

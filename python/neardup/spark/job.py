@@ -1,0 +1,369 @@
+"""The job: a DataFrame of records in, every record's fate, the clusters, the pairs and
+the kept records out, each stage on the executors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import neardup
+
+from .candidates import stage_one
+from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
+from .components import components
+from .numbering import number
+from .session import keep
+from .settings import field_names, resolve, site_field, sketch_meta
+from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
+from .snapshots import SAVED_COLUMNS, SavedSketches
+from .verifying import VERDICT_SCHEMA, verifier
+
+StageHook = Callable[[str, Any], None]
+"""Called on the driver at the end of each stage of :func:`dedup` with the stage's name
+and the DataFrame it made (kept for reuse; a bench's clock materializes it)."""
+
+
+@dataclass
+class SparkDedup:
+    """The result of :func:`dedup`: DataFrames on the engine and the accounting."""
+
+    fates: Any
+    """Per record of this snapshot, by ordinal: ordinal, id, fate (kept / exact / near /
+    rejected), of (the id it duplicates), reason and code (why it was rejected), input
+    and position (where it was read)."""
+    kept: Any
+    """The kept records in input order: every input column unchanged, or, for JSONL
+    read by :func:`read_inputs`, ``id`` and ``line`` (the record's line, unchanged)."""
+    clusters: Any
+    """representative, members (ids in input order), size; by first member: the CLI's
+    line per cluster, so each cluster's ids are gathered into its row when this is
+    read (the job itself and its statistics never gather them)."""
+    pairs: Any
+    """a, b, kind, site, shared_supershingles, charikar_agreement; by (a, b)."""
+    counts: Dict[str, int]
+    """read, kept, exact_duplicates, near_duplicates, rejected (this snapshot's records;
+    ``previous_snapshot`` the saved sketches' count)."""
+    sketches: Any = None
+    """The sketches to save for the next incremental run: the earlier snapshot's, then
+    this snapshot's kept records, ordered by the column ``_nd_ord`` (see
+    :func:`save_sketches`, which numbers them densely)."""
+    sketch_meta: Optional[Dict[str, Any]] = None
+    """What the sketches were made with (checked when they are loaded)."""
+    lines: bool = False
+    """Whether ``kept`` holds JSONL lines (``id``, ``line``) rather than input rows."""
+    per_input: List[Dict[str, Any]] = field(default_factory=list)
+    """Per input read by :func:`read_inputs` (in input order; inputs without a record
+    left out): ``{"input", "records", "bytes"}``, records read and the bytes of their
+    lines as the CLI counts them (JSONL)."""
+    _parts: Optional[Dict[str, Any]] = None
+    _cached: Optional[List[Any]] = None
+
+    def unpersist(self) -> None:
+        """Lets go of the frames :func:`dedup` cached (sketches, candidates, verdicts,
+        fates); the result's frames stay usable, recomputed if read again. Over Spark
+        Connect those frames are checkpoints, held by the module until
+        :func:`release_checkpoints` (which :func:`run` calls): call it once no result
+        of :func:`dedup` is read any more."""
+        for df in self._cached or []:
+            df.unpersist()
+        self._cached = []
+
+    def stats(self) -> Dict[str, Any]:
+        """The run's statistics with the CLI report's ``stats`` keys and meanings (a few
+        Spark jobs over cached data, aggregated on the executors: the driver gets
+        counts, never a row per record or per cluster): counts, bytes sketched, exact
+        groups, stage one's work (passes, keys, pairs enumerated, big buckets, distinct
+        candidates), pairs verified, reported pairs by site class, and the cluster
+        sizes. Without the CLI's per-stage ``seconds``."""
+        from pyspark.sql import functions as F
+
+        p = self._parts or {}
+        old = p["old"]
+        sk, w = p["sk"], neardup.DEFAULT_BUCKET_WINDOW
+        bytes_, = sk.where(F.col(ORD) >= old).agg(F.sum("length")).collect()[0]
+        exact_groups = (sk.where(F.col("rejected").isNull()).groupBy("exact").count()
+                        .where(F.col("count") > 1).count())
+        keys, passes = p["keyed"].agg(F.count(F.lit(1)), F.countDistinct("pass")).collect()[0]
+        n = F.col("n")
+        # for_each_bucket_pair's count: all pairs, or the star plus min(w, j) for j < n - 1.
+        tail = F.when(n - 2 <= w, (n - 2) * (n - 1) / 2).otherwise(w * (w + 1) / 2 + (n - 2 - w) * w)
+        enumerated = F.when(n <= neardup.DEFAULT_MAX_BUCKET, n * (n - 1) / 2).otherwise(n - 1 + tail)
+        big = n > neardup.DEFAULT_MAX_BUCKET
+        e, bb, bbm = p["bucket_sizes"].agg(
+            F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
+        classes = {r["site"]: r["count"] for r in self.pairs.groupBy("site").count().collect()}
+        size = F.col("size")
+        sizes = p["cluster_sizes"]
+        n_clusters, clustered, max_size = sizes.agg(F.count(F.lit(1)), F.sum(size), F.max(size)).collect()[0]
+        bins = sizes.groupBy((F.floor(F.log2(size))).cast("int").alias("k")).count().collect()
+        hist: List[int] = [0] * (max((r["k"] for r in bins), default=-1) + 1)
+        for r in bins:
+            hist[r["k"]] = r["count"]
+        c = self.counts
+        return {
+            "read": c["read"], "previous": c["previous_snapshot"], "kept": c["kept"],
+            "exact_duplicates": c["exact_duplicates"], "near_duplicates": c["near_duplicates"],
+            "rejected": c["rejected"], "bytes": int(bytes_ or 0), "exact_groups": exact_groups,
+            "candidates": {"passes": passes if keys else 0, "keys": keys, "pairs_enumerated": int(e or 0),
+                           "big_buckets": int(bb or 0), "big_bucket_members": int(bbm or 0),
+                           "candidates": p["candidates"].count()},
+            "verified": p["pairs_ord"].where(F.col("kind") == "near").count(),
+            "high_recall_added": 0,
+            "same_site_pairs": classes.get("same", 0), "cross_site_pairs": classes.get("cross", 0),
+            "unknown_site_pairs": classes.get("unknown", 0),
+            "unchained": 0, "boilerplate_pages": 0, "boilerplate_terms": 0,
+            "clusters": {"clusters": int(n_clusters), "clustered_documents": int(clustered or 0),
+                         "max_size": int(max_size or 0), "size_histogram": hist},
+        }
+
+
+def _prepare(df, ordinal: Optional[str], params: Dict[str, Any], fields: Dict[str, str]):
+    """The records as the sketcher reads them: ``sketching.CARRIED`` columns, then the
+    JSONL line (:func:`read_inputs`'s frames) or the fields as strings (a DataFrame's
+    columns; a null id marked to become the ordinal). Returns ``(records, json_mode,
+    source)``, ``source`` the input with ``LINE_ID`` (what the kept records are taken
+    from)."""
+    from pyspark.sql import functions as F
+
+    json_mode = JSON_LINE in df.columns
+    if json_mode:
+        missing = [c for c in (FILE, BLOCK, LINE_ID, BLANK, BYTES, INPUT) if c not in df.columns]
+        if missing or ordinal:
+            raise ValueError("neardup.spark: JSONL lines are read by read_inputs, which numbers them "
+                             f"(columns missing: {missing}; ordinal= is for DataFrames of fields)")
+        return df.select(LINE_ID, FILE, BLOCK, BLANK, BYTES, INPUT, JSON_LINE), True, df
+    records = df
+    if ordinal:
+        records = records.withColumn(LINE_ID, F.col(ordinal).cast("long"))
+    elif LINE_ID not in records.columns:
+        # A DataFrame's own order: each partition a piece of one input, in order.
+        records = records.withColumn(LINE_ID, F.monotonically_increasing_id())
+    source = records
+    defaults = {FILE: F.lit(0), BLOCK: F.shiftright(F.col(LINE_ID), 33), BLANK: F.lit(False),
+                BYTES: F.lit(0).cast("long"), INPUT: F.lit(None).cast("string")}
+    for c, v in defaults.items():
+        if c not in records.columns:
+            records = records.withColumn(c, v)
+    names = field_names(fields)
+    for k in ("text_field", "html_field", "url_field"):
+        if names[k] not in records.columns:
+            records = records.withColumn(names[k], F.lit(None).cast("string"))
+    # The fields, and the column a ``site="field:NAME"`` rule reads.
+    cols = list(names.values())
+    site = site_field(params)
+    if site is not None and site not in cols:
+        if site not in records.columns:
+            raise ValueError(f"neardup.spark: site='field:{site}' names no column of the DataFrame")
+        cols.append(site)
+    idc = names["id_field"]
+    own = F.col(LINE_ID).cast("string") if ordinal else F.concat(F.lit(GENERATED + ":"), F.col(LINE_ID))
+    return records.select(
+        LINE_ID, F.col(FILE).cast("int").alias(FILE), BLOCK, BLANK, BYTES, INPUT,
+        *[F.coalesce(F.col(c).cast("string"), own).alias(c) if c == idc else F.col(c).cast("string").alias(c)
+          for c in cols]), False, source
+
+
+def _first_ids_and_exact(sk, old: int):
+    """Repeated ids among this snapshot's records (the first, in input order, keeps its
+    id; the others are rejected ``duplicate_id``), then the exact pre-pass (the first
+    record of each exact group stays; the others get ``exact_of``)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    new = F.col(ORD) >= F.lit(old)
+    # Only this snapshot's accepted records with an id compete for it; every other row
+    # is a window of its own (keyed by its ordinal too), so that rows of one key — the
+    # rejected records' empty or null ids — never pile into one task.
+    competes = F.col("rejected").isNull() & new & (F.col("id") != "")
+    alone = F.when(~F.coalesce(competes, F.lit(False)), F.col(ORD))
+    first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(
+        Window.partitionBy("id", alone))
+    repeated = competes & (F.col(ORD) != first_id)
+    sk = (sk.withColumn("rejected_code", F.when(repeated, "duplicate_id").otherwise(F.col("rejected_code")))
+          .withColumn("rejected", F.when(repeated, F.format_string("duplicate id (first used by record %d)",
+                                                                   first_id)).otherwise(F.col("rejected"))))
+    # A rejected record without a fingerprint (null) is a window of its own.
+    rep = F.min(ORD).over(Window.partitionBy("exact", F.when(F.col("exact").isNull(), F.col(ORD))))
+    return sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep))
+
+
+def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Optional[SavedSketches],
+              old: int, params: Dict[str, Any], fields: Dict[str, str], on_task: Optional[TaskHook]):
+    """Every record's sketch, numbered (``ORD`` offset by ``old``, ``POSITION``), with
+    the earlier snapshot's sketches before them. Returns ``(sketches of every line —
+    cached, to let go once the result is kept —, numbered sketches, per input)``."""
+    from pyspark.sql import functions as F
+
+    sk_all = keep(records.mapInArrow(sketcher(params, fields, json_mode, on_task), SKETCH_SCHEMA))
+    if ordinal:
+        sk = (sk_all.withColumn(ORD, F.col(LINE_ID)).withColumn(POSITION, F.lit(None).cast("long"))
+              .drop(FILE, BLOCK, BLANK, BYTES))
+        per_input: List[Dict[str, Any]] = []
+    else:
+        sk, per_input = number(sk_all, json_mode)
+    if old:
+        sk = sk.withColumn(ORD, F.col(ORD) + F.lit(old))
+    if previous is not None:
+        prev = previous.sketches.select(
+            F.col("ordinal").alias(ORD), F.lit(None).cast("long").alias(LINE_ID),
+            F.lit(None).cast("string").alias(INPUT), F.lit(None).cast("long").alias(POSITION), F.col("id"),
+            F.lit(None).cast("string").alias("rejected"), F.lit(None).cast("string").alias("rejected_code"),
+            *SAVED_COLUMNS[1:])
+        sk = prev.unionByName(sk)
+    return sk_all, sk, per_input
+
+
+def _fates(sk, labels, old: int):
+    """Every record's fate (kept / exact / near / rejected), the record it duplicates,
+    and its cluster (by its representative's ordinal)."""
+    from pyspark.sql import functions as F
+
+    fates = (
+        sk.select(ORD, LINE_ID, INPUT, POSITION, "id", "rejected", "rejected_code", "exact_of")
+        .join(labels.withColumnRenamed("node", ORD), ORD, "left")
+        .select(
+            ORD, LINE_ID, INPUT, POSITION, "id",
+            F.when(F.col("rejected").isNotNull(), "rejected")
+            .when(F.col("exact_of").isNotNull(), "exact")
+            .when(F.col("label").isNotNull() & (F.col("label") != F.col(ORD)), "near")
+            .otherwise("kept").alias("fate"),
+            F.coalesce("exact_of", F.when(F.col("label") != F.col(ORD), F.col("label"))).alias("of_ordinal"),
+            F.col("rejected").alias("reason"),
+            F.col("rejected_code").alias("code"),
+            F.coalesce(F.col("label"), F.col("exact_of")).alias("_cluster"),
+        )
+    )
+    # An exact duplicate belongs to its first copy's near cluster, if any.
+    fates = (
+        fates.alias("f")
+        .join(labels.select(F.col("node").alias("_rep"), F.col("label").alias("_rep_label")),
+              F.col("f._cluster") == F.col("_rep"), "left")
+        .withColumn("_cluster", F.coalesce("_rep_label", "_cluster"))
+        .drop("_rep", "_rep_label")
+    )
+    ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
+    fates = keep(fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
+                 .withColumnRenamed("_oid", "of").drop("_o"))
+    # Old records are references: they keep no fate of their own.
+    return fates, fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
+
+
+def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] = None,
+          on_stage: Optional[StageHook] = None, on_task: Optional[TaskHook] = None,
+          **params: Any) -> SparkDedup:
+    """Deduplicates a DataFrame of records with ``neardup dedup``'s settings (keywords
+    as for :class:`neardup.Pipeline`; ``config="FILE.toml"`` is read here, on the
+    driver).
+
+    The records are either :func:`read_inputs`'s (JSONL lines, parsed here by the CLI's
+    own parser, or Parquet rows), or any DataFrame with the fields as columns (``id``,
+    ``text`` or ``html``, ``url``; other names by the keywords ``id_field``, …; a null
+    id becomes the record's ordinal). They are numbered in input order from the
+    sketches, with no pass over the input of its own (``numbering``); ``ordinal``
+    names a column giving the order instead (a DataFrame's own order by default).
+    ``previous``: the saved sketches of an earlier snapshot (:func:`load_sketches`), as
+    ``neardup dedup --sketches``: its records are references, never dropped; a new
+    record that duplicates one is dropped with the old record named.
+
+    Hooks, for benches and tests: ``on_stage(name, frame)`` is called on the driver at
+    each stage's end; ``on_task(stage, batches)`` on the executors at the end of each
+    task of the ``"sketch"`` and ``"verify"`` stages (it is shipped to them, so it must
+    pickle)."""
+    from pyspark.sql import functions as F
+
+    stage = on_stage or (lambda name, frame: None)
+    params, fields = resolve(params)
+    meta = sketch_meta(params)
+    old = 0
+    if previous is not None:
+        for k in ("sketch_config", "stage_one"):
+            if previous.meta.get(k) != meta[k]:
+                raise ValueError(f"saved sketches were made with {k} {previous.meta.get(k)!r}, "
+                                 f"this run uses {meta[k]!r}")
+        old = int(previous.meta["count"])
+    records, json_mode, source = _prepare(df, ordinal, params, fields)
+    sk_all, sk, per_input = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
+    sk = keep(_first_ids_and_exact(sk, old))
+    sk.count()  # materialized, so that the input is not read again for it
+    sk_all.unpersist()
+    stage("sketch, number, repeated ids, exact pre-pass", sk)
+    active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
+    cand, keyed, bucket_sizes = stage_one(active)
+    # Kept: the answer and the statistics both read it (stage one runs once).
+    cand = keep(cand.withColumn("kind", F.lit("near")))
+    stage("stage one: buckets and candidate pairs", cand)
+    exact_pairs = sk.where(F.col("exact_of").isNotNull()).select(
+        F.col("exact_of").alias("a"), F.col(ORD).alias("b"), F.lit("exact").alias("kind"))
+    # Stage two: the verdict on the two sketches.
+    side = lambda s: sk.select(F.col(ORD).alias(s), *[F.col(c).alias(f"{s}_{c}") for c in SKETCH_COLUMNS])  # noqa: E731
+    joined = cand.union(exact_pairs).join(side("a"), "a").join(side("b"), "b")
+    judged = joined.mapInArrow(verifier(params, on_task), VERDICT_SCHEMA)
+    pairs_ord = keep(judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate"))
+    stage("stage two: verdicts", pairs_ord)
+    labels, rounds = components(pairs_ord.where(F.col("kind") == "near"))
+    stage(f"clusters: connected components ({rounds} rounds)", labels)
+    kept_fates, fates = _fates(sk, labels, old)
+    stage("fates joined back", kept_fates)
+    ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
+    in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
+    members = (
+        in_clusters.select(F.col("_cluster").alias("c"), ORD)
+        .union(in_clusters.select(F.col("_cluster").alias("c"), F.col("_cluster").alias(ORD)))
+        .distinct()
+    )
+    # A cluster of old records only is old news.
+    sizes = (members.groupBy("c").agg(F.count(F.lit(1)).alias("size"), F.max(ORD).alias("_last"))
+             .where(F.col("_last") >= old))
+    clusters = (
+        members.join(sizes.select("c"), "c")
+        .join(ids.withColumnRenamed("_o", ORD).withColumnRenamed("_oid", "id"), ORD)
+        .groupBy("c").agg(F.sort_array(F.collect_list(F.struct(ORD, "id"))).alias("m"))
+        .join(ids, F.col("c") == F.col("_o"))
+        .select(F.col("c").alias("_first"), F.col("_oid").alias("representative"),
+                F.col("m.id").alias("members"), F.size("m").cast("long").alias("size"))
+        .orderBy("_first").drop("_first")
+    )
+    pairs = (
+        pairs_ord.where(F.col("b") >= old).join(ids.withColumnRenamed("_o", "a").withColumnRenamed("_oid", "a_id"), "a")
+        .join(ids.withColumnRenamed("_o", "b").withColumnRenamed("_oid", "b_id"), "b")
+        .orderBy("a", "b")
+        .select(F.col("a_id").alias("a"), F.col("b_id").alias("b"), "kind", "site",
+                "shared_supershingles", "charikar_agreement")
+    )
+    kept_keys = fates.where(F.col("fate") == "kept").select(ORD, LINE_ID, "id")
+    if json_mode:
+        # The kept records are their lines, unchanged.
+        line = F.regexp_replace(F.col(JSON_LINE).cast("string"), "\r+$", "")  # parsed: UTF-8
+        kept = (source.select(LINE_ID, JSON_LINE).join(kept_keys, LINE_ID).orderBy(ORD)
+                .select("id", line.alias("line")))
+    else:
+        internal = [c for c in (LINE_ID, FILE, BLOCK, BLANK, BYTES, INPUT, POSITION) if c in source.columns]
+        # (A column named ORD given as the ordinal is the job's own, not an input's.)
+        kept = (source.drop(ORD).join(kept_keys.drop("id"), LINE_ID).orderBy(ORD)
+                .drop(ORD, *internal))
+    new_fates = fates.where(F.col(ORD) >= old)
+    counts = {r["fate"]: r["count"] for r in new_fates.groupBy("fate").count().collect()}
+    # The dropped records of this snapshot in the clusters (each cluster keeps one).
+    new_members, new_clusters = members.agg(
+        F.sum(F.when(F.col(ORD) >= old, 1).otherwise(0)),
+        F.countDistinct(F.when(F.col("c") >= old, F.col("c")))).collect()[0]
+    c = {
+        "read": sum(counts.values()),
+        "kept": counts.get("kept", 0),
+        "exact_duplicates": counts.get("exact", 0),
+        "near_duplicates": counts.get("near", 0),
+        "rejected": counts.get("rejected", 0),
+        "previous_snapshot": old,
+        "dropped_in_clusters": int(new_members or 0) - int(new_clusters or 0),
+    }
+    out_fates = (new_fates.select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason",
+                                  "code", F.col(INPUT).alias("input"), F.col(POSITION).alias("position"))
+                 .orderBy("ordinal"))
+    # For the next run: the old sketches, then this snapshot's kept records, numbered
+    # densely in that order.
+    saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
+    parts = {"sk": sk, "keyed": keyed, "bucket_sizes": bucket_sizes, "candidates": cand,
+             "pairs_ord": pairs_ord, "old": old, "rounds": rounds, "cluster_sizes": sizes}
+    return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
+                      sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
+                      _parts=parts, _cached=[sk, cand, pairs_ord, kept_fates])

@@ -1,0 +1,94 @@
+"""Numbering: each record's ordinal in input order and its position in its input,
+computed from the sketches (no pass over the input of its own)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, LINE_ID, ORD, POSITION
+from .sketching import GENERATED
+
+
+def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
+    """``sk_all`` (sketches of every line or row, blank lines included, cached) with
+    ``ORD`` and ``POSITION``, blank lines left out, and the inputs' counts.
+
+    A split (the piece of a file one task reads) holds consecutive lines, so a line's
+    place in its split is ``LINE_ID`` minus the split's first; the driver gets one row
+    per split — its lines, records, first ``LINE_ID`` and bytes, a few numbers per
+    128 MB of input — and turns them into offsets: records before the split (in input
+    order: files by name, splits by where they start) and lines before it in its file.
+    A split with blank lines numbers its records by a window over that split alone.
+    Generated ids (``sketching.GENERATED``) become the CLI's: ``INPUT:LINE`` for a
+    JSONL record, the ordinal for a DataFrame's row.
+
+    Returns the numbered sketches and, per input index, ``{"input", "records",
+    "bytes"}``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = sk_all.sparkSession
+    splits = (sk_all.groupBy(FILE, BLOCK)
+              .agg(F.count(F.lit(1)).alias("lines"),
+                   F.sum(F.when(~F.col(BLANK), 1).otherwise(0)).alias("records"),
+                   F.min(LINE_ID).alias("first"), F.sum(BYTES).alias("bytes"),
+                   F.first(INPUT).alias("input"))
+              .collect())
+    offsets, per_input = [], {}
+    records = 0
+    lines_in_file: Dict[int, int] = {}
+    for s in sorted(splits, key=lambda s: (s[FILE], s[BLOCK])):
+        f = s[FILE]
+        offsets.append((f, s[BLOCK], records, lines_in_file.get(f, 0), s["first"], s["lines"] != s["records"]))
+        records += s["records"]
+        lines_in_file[f] = lines_in_file.get(f, 0) + s["lines"]
+        c = per_input.setdefault(f, {"input": s["input"], "records": 0, "bytes": 0})
+        c["records"] += s["records"]
+        c["bytes"] += int(s["bytes"] or 0)
+    table = spark.createDataFrame(
+        offsets or [(0, 0, 0, 0, 0, False)],
+        f"{FILE} int, {BLOCK} long, _nd_roff long, _nd_loff long, _nd_first long, _nd_gaps boolean")
+    j = sk_all.join(F.broadcast(table), [FILE, BLOCK])
+    at = F.col(LINE_ID) - F.col("_nd_first")
+    plain = j.where(~F.col("_nd_gaps")).withColumn(ORD, F.col("_nd_roff") + at)
+    if any(o[5] for o in offsets):
+        # Records after a blank line in their split: their rank among the split's records.
+        rank = F.row_number().over(Window.partitionBy(FILE, BLOCK).orderBy(LINE_ID))
+        gaps = (j.where(F.col("_nd_gaps") & ~F.col(BLANK))
+                .withColumn(ORD, F.col("_nd_roff") + rank - 1))
+        numbered = plain.unionByName(gaps)
+    else:
+        numbered = plain
+    numbered = numbered.withColumn(POSITION, F.col("_nd_loff") + at + 1)
+    generated = F.col("id").startswith(GENERATED + ":")
+    own = (F.concat(F.col(INPUT), F.lit(":"), F.col(POSITION).cast("string")) if json_mode
+           else F.col(ORD).cast("string"))
+    numbered = (numbered.withColumn("id", F.when(generated, own).otherwise(F.col("id")))
+                .drop("_nd_roff", "_nd_loff", "_nd_first", "_nd_gaps", FILE, BLOCK, BLANK, BYTES))
+    return numbered, [per_input[f] for f in sorted(per_input)]
+
+
+def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):
+    """``df`` with a dense ordinal column ``ORD`` in its own order (partition by
+    partition), starting at ``first``; the number of rows is appended to
+    ``sizes_out``. One pass over ``df`` to count its partitions: for frames that are
+    materialized already (saved sketches)."""
+    from pyspark.sql import functions as F
+
+    mid = df.withColumn("_nd_mid", F.monotonically_increasing_id())
+    part = F.shiftright(F.col("_nd_mid"), 33)
+    sizes = {r["p"]: r["n"] for r in mid.groupBy(part.alias("p")).count().withColumnRenamed("count", "n").collect()}
+    offsets, total = {}, first
+    for p in sorted(sizes):
+        offsets[p] = total
+        total += sizes[p]
+    if sizes_out is not None:
+        sizes_out.append(total - first)
+    spark = df.sparkSession
+    offs = spark.createDataFrame([(int(p), int(o)) for p, o in offsets.items()] or [(0, 0)], "_nd_p long, _nd_off long")
+    return (
+        mid.withColumn("_nd_p", part)
+        .join(F.broadcast(offs), "_nd_p")
+        .withColumn(ORD, F.col("_nd_off") + F.col("_nd_mid").bitwiseAND((1 << 33) - 1))
+        .drop("_nd_p", "_nd_off", "_nd_mid")
+    )

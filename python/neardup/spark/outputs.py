@@ -1,0 +1,81 @@
+"""The outputs: part files written by every task, through Spark's writer (any
+filesystem it writes, over Spark Connect too), refused when they exist."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+from .inputs import exists
+from .session import context
+
+
+def mode(overwrite: bool) -> str:
+    """Spark's save mode for an output: replace it, or fail when it exists."""
+    # "error" is what both a classic session and Spark Connect accept for "error if
+    # the output exists" (Connect refuses the spelling "errorifexists").
+    return "overwrite" if overwrite else "error"
+
+
+def write(df, path: str, fmt: str, overwrite: bool = False) -> int:
+    """Writes ``df`` — ordered by a sort, so that each task writes one range of it —
+    as part files in ``path`` whose concatenation in name order is the whole output in
+    order (JSONL with every field, nulls included, or Parquet), and returns the rows
+    written, counted by reading them back. An existing ``path`` is an error unless
+    ``overwrite``. No single task writes everything."""
+    spark = df.sparkSession
+    w = df.write.mode(mode(overwrite))
+    if fmt == "parquet":
+        w.parquet(path)
+        return spark.read.parquet(path).count()
+    w.option("ignoreNullFields", "false").json(path)
+    return spark.read.text(path).count()
+
+
+def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
+    """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark
+    with the schema it infers; other inputs' rows in the chosen format. Part files in
+    input order (see :func:`write`)."""
+    spark = r.kept.sparkSession
+    if r.lines:
+        if fmt == "parquet":
+            from pyspark.sql import functions as F
+
+            if context(spark) is None:
+                raise ValueError("neardup.spark: Parquet output of JSONL input needs a classic session "
+                                 "(Spark infers the schema from an RDD of lines); over Spark Connect, "
+                                 "write JSONL (--format jsonl) or read Parquet input")
+            schema = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0])).schema
+            rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
+            return write(rows, path, fmt, overwrite)
+        r.kept.select("line").write.mode(mode(overwrite)).text(path)
+        return spark.read.text(path).count()
+    return write(r.kept, path, fmt, overwrite)
+
+
+def refuse_existing(spark, paths: List[Optional[str]]) -> None:
+    """Refuses, before any work, outputs that exist already (a run never deletes what is
+    there unless told to overwrite): a ``FileExistsError`` naming the first. Any
+    filesystem Spark writes."""
+    for given in paths:
+        if given and exists(spark, given):
+            raise FileExistsError(f"{given}: exists already; pass --overwrite (overwrite=True) to replace it")
+
+
+def write_report(spark, rep: Dict[str, Any], path: str, overwrite: bool = False) -> None:
+    """Writes the report ``rep`` to ``path`` through Spark's writer (any filesystem
+    Spark writes, over Spark Connect too): a directory holding one part file, the
+    report as one line of JSON. An existing ``path`` is an error unless
+    ``overwrite``."""
+    (spark.createDataFrame([(json.dumps(rep, sort_keys=True),)], "value string").coalesce(1)
+     .write.mode(mode(overwrite)).text(path))
+
+
+def read_report(spark, path: str) -> Dict[str, Any]:
+    """The report :func:`write_report` wrote to ``path``."""
+    rows = spark.read.text(path).collect()
+    if len(rows) != 1:
+        raise ValueError(f"{path}: not a neardup.spark report ({len(rows)} lines)")
+    return json.loads(rows[0][0])
+
+

@@ -1,0 +1,114 @@
+"""The session the job runs on: classic or Spark Connect, its settings, the defaults a
+run starts from, and how frames the job reads again are kept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, List, Optional
+
+from .inputs import list_inputs
+
+
+def context(spark):
+    """The session's SparkContext on a classic session; ``None`` over Spark Connect
+    (which has none: the job then uses the DataFrame API alone, as it does anyway)."""
+    try:
+        from pyspark.sql.utils import is_remote
+
+        if is_remote():
+            return None
+    except ImportError:  # pyspark without Connect
+        pass
+    try:
+        return spark.sparkContext
+    except Exception:  # noqa: BLE001 (a Connect session raises its own "not supported")
+        return None
+
+
+def conf(spark, key: str) -> Optional[str]:
+    """A setting of the session, ``None`` when unset."""
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_HELD: List[Any] = []
+"""Over Spark Connect, the frames :func:`cut_lineage` made, held until
+:func:`release_checkpoints`: pyspark releases such a frame's server-side data from the
+finalizer of its plan, and a finalizer run by the garbage collector in the middle of
+starting a thread can deadlock the client (seen with pyspark 4.3); held, they are
+released at a point of the job's choosing."""
+
+
+def release_checkpoints() -> None:
+    """Lets go of the Spark Connect checkpoints of the jobs run so far (see ``_HELD``),
+    their server-side data released now, on this thread."""
+    import gc
+
+    _HELD.clear()
+    gc.collect()
+
+
+def cut_lineage(df):
+    """Materializes ``df`` and cuts its lineage: a reliable checkpoint when the session
+    has a checkpoint directory (survives a lost executor), a local one otherwise."""
+    sc = context(df.sparkSession)
+    reliable = sc.getCheckpointDir() if sc is not None else conf(df.sparkSession, "spark.checkpoint.dir")
+    cut = df.checkpoint() if reliable else df.localCheckpoint()
+    if sc is None:
+        _HELD.append(cut)
+    return cut
+
+
+def keep(df):
+    """``df`` kept for reuse: cached on a classic session (materialized at its first
+    use); over Spark Connect, whose requests carry the whole plan (a deep one is
+    refused), materialized now with its lineage cut (:func:`cut_lineage`)."""
+    if context(df.sparkSession) is None:
+        return cut_lineage(df)
+    return df.cache()
+
+
+def default_parallelism(spark) -> int:
+    """The session's default parallelism: the SparkContext's on a classic session; over
+    Spark Connect, ``spark.default.parallelism`` if set, else the cores a
+    ``local[N]`` / ``local-cluster[E,C,M]`` master names, else 2."""
+    sc = context(spark)
+    if sc is not None:
+        return sc.defaultParallelism
+    set_ = conf(spark, "spark.default.parallelism")
+    if set_:
+        return int(set_)
+    master = conf(spark, "spark.master") or ""
+    m = re.fullmatch(r"local\[(\d+)\]", master)
+    if m:
+        return int(m.group(1))
+    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),.*\]", master)
+    if m:
+        return int(m.group(1)) * int(m.group(2))
+    return 2
+
+
+PARTITION_BYTES = 64 << 20
+"""Input bytes per shuffle partition by default (:func:`shuffle_partitions`)."""
+
+
+def shuffle_partitions(spark, inputs: List[str], per_partition: int = PARTITION_BYTES) -> int:
+    """Shuffle partitions for ``inputs``: one per ``per_partition`` bytes of input (64 MiB
+    by default), at least the session's default parallelism (so 29 MB on 2 cores is 2
+    partitions, not Spark's 200)."""
+    total = sum(size for _, size in list_inputs(spark, inputs))
+    return max(default_parallelism(spark), -(-total // per_partition))
+
+
+def tune(spark, inputs: List[str], partitions: Optional[int] = None) -> int:
+    """Sets the defaults a run of the job starts from, as ``python -m neardup.spark``
+    does: adaptive query execution on (small shuffle partitions coalesced) and
+    ``spark.sql.shuffle.partitions`` = ``partitions``, or :func:`shuffle_partitions`
+    of ``inputs`` when not given. Returns the partitions set."""
+    n = partitions or shuffle_partitions(spark, inputs)
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "true")
+    spark.conf.set("spark.sql.shuffle.partitions", str(n))
+    return n
