@@ -15,7 +15,7 @@ Quick start::
     result.kept, result.clusters, result.pairs, result.stats
 
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
-``bucket_pairs``, ``verify_pairs``. The simhash index: ``SimhashIndex`` and
+``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets), ``verify_pairs``. The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
 that survives restarts; ``with Deduper(state=...) as d:`` closes it at the end).
@@ -35,6 +35,7 @@ from ._native import (
     Pair,
     SimhashIndex,
     bucket_pairs,
+    bucket_pairs_batch,
     evaluate_pairs,
     pair,
     simhash_all_pairs,
@@ -54,6 +55,7 @@ __all__ = [
     "Pipeline",
     "SimhashIndex",
     "bucket_pairs",
+    "bucket_pairs_batch",
     "dedup_file",
     "evaluate_pairs",
     "pair",

@@ -261,6 +261,12 @@ def bucket_pairs(members: Sequence[int], max_bucket: Optional[int] = None, windo
     around its first member and each member with its next `window` members. `(a, b)`
     tuples with `a < b`; ordinals are 64-bit."""
     ...
+def bucket_pairs_batch(batch: Any, column: Optional[str] = None, max_bucket: Optional[int] = None, window: Optional[int] = None) -> pa.RecordBatch:
+    """The candidate pairs of many buckets in one call: each row of the batch's first
+    list column (list of int64 ordinals; or the column named `column`) is a bucket,
+    paired as `bucket_pairs` pairs it; a null row is an empty bucket. A batch of `a`,
+    `b` (int64, `a < b`), the buckets' pairs in row order."""
+    ...
 def verify_pairs(a: Any, b: Any, **params: Any) -> pa.RecordBatch:
     """The one verdict for pairs of sketches: row `i` of `a` paired with row `i` of `b`
     (Arrow batches of `sketch_batch`'s columns); a `pyarrow.RecordBatch` with

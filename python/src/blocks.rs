@@ -345,6 +345,82 @@ pub fn bucket_pairs(
     py.detach(|| Ok(bucket_pairs_of(&members, limits)))
 }
 
+/// The candidate pairs of many buckets at once, for engines that gather buckets into
+/// rows (`mapInArrow` over a column of member lists): each row of the batch's first
+/// list column (list of int64 ordinals, or the column named `column`) is one bucket,
+/// paired as [`bucket_pairs`] pairs it. Returns a batch of `a`, `b` (int64, `a < b`),
+/// the buckets' pairs in row order; a null row is an empty bucket. One call per batch,
+/// with the GIL released: no Python work per bucket.
+#[pyfunction]
+#[pyo3(signature = (batch, column=None, max_bucket=None, window=None))]
+pub fn bucket_pairs_batch<'py>(
+    py: Python<'py>,
+    batch: &Bound<'py, PyAny>,
+    column: Option<String>,
+    max_bucket: Option<usize>,
+    window: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let d = BucketLimits::default();
+    let limits = BucketLimits {
+        max_bucket: max_bucket.unwrap_or(d.max_bucket),
+        window: window.unwrap_or(d.window),
+    };
+    if limits.window == 0 {
+        return Err(PyValueError::new_err(
+            "bucket_pairs_batch: window must be at least 1",
+        ));
+    }
+    let reader = arrow_stream(batch)?;
+    let out = without_gil(py, move || {
+        let mut a = Int64Builder::new();
+        let mut b = Int64Builder::new();
+        for batch in reader {
+            let batch = batch.map_err(arrow_err)?;
+            let index = match &column {
+                Some(name) => batch.schema().index_of(name).map_err(|_| {
+                    PyValueError::new_err(format!("bucket_pairs_batch: no column {name:?}"))
+                })?,
+                None => 0,
+            };
+            let col = batch.column(index);
+            let lists = col.as_list_opt::<i32>().ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "bucket_pairs_batch: the bucket column is {}, not a list of int64",
+                    col.data_type()
+                ))
+            })?;
+            let values = lists.values().as_primitive_opt::<Int64Type>().ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "bucket_pairs_batch: the bucket column's items are {}, not int64",
+                    lists.values().data_type()
+                ))
+            })?;
+            let offsets = lists.value_offsets();
+            for row in 0..lists.len() {
+                if lists.is_null(row) {
+                    continue;
+                }
+                let (lo, hi) = (offsets[row] as usize, offsets[row + 1] as usize);
+                let members = &values.values()[lo..hi];
+                if members.len() < 2 {
+                    continue;
+                }
+                for (x, y) in bucket_pairs_of(members, limits) {
+                    a.append_value(x);
+                    b.append_value(y);
+                }
+            }
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Int64, false),
+        ]));
+        let cols: Vec<ArrayRef> = vec![Arc::new(a.finish()), Arc::new(b.finish())];
+        RecordBatch::try_new(schema, cols).map_err(arrow_err)
+    })?;
+    out.to_pyarrow(py)
+}
+
 /// A sketch read back from `sketch_batch`'s columns.
 struct Row {
     sketch: neardup::Sketch,

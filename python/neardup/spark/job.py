@@ -12,7 +12,7 @@ from .candidates import stage_one
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
 from .components import components
 from .numbering import number
-from .session import keep
+from .session import cut_lineage, keep
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
 from .snapshots import SAVED_COLUMNS, SavedSketches
@@ -81,17 +81,20 @@ class SparkDedup:
         old = p["old"]
         sk, w = p["sk"], neardup.DEFAULT_BUCKET_WINDOW
         bytes_, = sk.where(F.col(ORD) >= old).agg(F.sum("length")).collect()[0]
-        exact_groups = (sk.where(F.col("rejected").isNull()).groupBy("exact").count()
-                        .where(F.col("count") > 1).count())
-        keys, passes = p["keyed"].agg(F.count(F.lit(1)), F.countDistinct("pass")).collect()[0]
+        exact_groups = p["exact_groups"]
+        # Every key of every active record, and the passes (positions) they were made in.
+        keys, passes = p["active"].agg(F.sum(F.size("keys")), F.max(F.size("keys"))).collect()[0]
+        keys, passes = int(keys or 0), int(passes or 0)
         n = F.col("n")
         # for_each_bucket_pair's count: all pairs, or the star plus min(w, j) for j < n - 1.
         tail = F.when(n - 2 <= w, (n - 2) * (n - 1) / 2).otherwise(w * (w + 1) / 2 + (n - 2 - w) * w)
         enumerated = F.when(n <= neardup.DEFAULT_MAX_BUCKET, n * (n - 1) / 2).otherwise(n - 1 + tail)
         big = n > neardup.DEFAULT_MAX_BUCKET
-        e, bb, bbm = p["bucket_sizes"].agg(
+        bucket_sizes = p["shared"].groupBy("pass", "key").agg(F.first("n").alias("n"))
+        e, bb, bbm = bucket_sizes.agg(
             F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
-        classes = {r["site"]: r["count"] for r in self.pairs.groupBy("site").count().collect()}
+        reported = p["pairs_ord"].where(F.col("b") >= old)
+        classes = {r["site"]: r["count"] for r in reported.groupBy("site").count().collect()}
         size = F.col("size")
         sizes = p["cluster_sizes"]
         n_clusters, clustered, max_size = sizes.agg(F.count(F.lit(1)), F.sum(size), F.max(size)).collect()[0]
@@ -163,28 +166,61 @@ def _prepare(df, ordinal: Optional[str], params: Dict[str, Any], fields: Dict[st
           for c in cols]), False, source
 
 
-def _first_ids_and_exact(sk, old: int):
+BROADCAST_GROUPS = 1 << 20
+"""Up to this many repeated ids (or exact groups with copies), they are found by a
+hash aggregate over ``(key, ordinal)`` alone and sent to every task, so the sketch rows
+never move; past it, a window over the sketch rows does the same work."""
+
+
+def _repeats(rows, key: str):
+    """``(key, _first)`` for each value of ``key`` held by more than one row (the
+    smallest ``ORD`` of its rows), kept, and their number: only the key and the
+    ordinal are shuffled (partial aggregates, map side first)."""
+    from pyspark.sql import functions as F
+
+    groups = keep(rows.groupBy(key).agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
+                  .where(F.col("_n") > 1).select(key, "_first"))
+    return groups, groups.count()
+
+
+def _first_ids_and_exact(sk, old: int, held: List[Any]):
     """Repeated ids among this snapshot's records (the first, in input order, keeps its
     id; the others are rejected ``duplicate_id``), then the exact pre-pass (the first
-    record of each exact group stays; the others get ``exact_of``)."""
+    record of each exact group stays; the others get ``exact_of``). Frames kept on the
+    way are appended to ``held``. Returns the sketches and the number of exact groups
+    (of two records or more)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     new = F.col(ORD) >= F.lit(old)
-    # Only this snapshot's accepted records with an id compete for it; every other row
-    # is a window of its own (keyed by its ordinal too), so that rows of one key — the
-    # rejected records' empty or null ids — never pile into one task.
+    # Only this snapshot's accepted records with an id compete for it.
     competes = F.col("rejected").isNull() & new & (F.col("id") != "")
-    alone = F.when(~F.coalesce(competes, F.lit(False)), F.col(ORD))
-    first_id = F.min(F.when(F.col("rejected").isNull() & new, F.col(ORD))).over(
-        Window.partitionBy("id", alone))
-    repeated = competes & (F.col(ORD) != first_id)
+    ids, n = _repeats(sk.where(competes).select("id", ORD), "id")
+    held.append(ids)
+    if n <= BROADCAST_GROUPS:
+        sk = sk.join(F.broadcast(ids), "id", "left")
+        first_id = F.col("_first")
+    else:
+        # Every row that does not compete is a window of its own (keyed by its ordinal
+        # too), so that rows of one key — the rejected records' empty or null ids —
+        # never pile into one task.
+        alone = F.when(~F.coalesce(competes, F.lit(False)), F.col(ORD))
+        first_id = F.min(F.when(competes, F.col(ORD))).over(Window.partitionBy("id", alone))
+    repeated = F.coalesce(competes & (F.col(ORD) != first_id), F.lit(False))
     sk = (sk.withColumn("rejected_code", F.when(repeated, "duplicate_id").otherwise(F.col("rejected_code")))
           .withColumn("rejected", F.when(repeated, F.format_string("duplicate id (first used by record %d)",
-                                                                   first_id)).otherwise(F.col("rejected"))))
-    # A rejected record without a fingerprint (null) is a window of its own.
-    rep = F.min(ORD).over(Window.partitionBy("exact", F.when(F.col("exact").isNull(), F.col(ORD))))
-    return sk.withColumn("exact_of", F.when(F.col("rejected").isNull() & (F.col(ORD) != rep), rep))
+                                                                   first_id)).otherwise(F.col("rejected")))
+          .drop("_first"))
+    accepted = F.col("rejected").isNull()
+    groups, n = _repeats(sk.where(accepted).select("exact", ORD), "exact")
+    held.append(groups)
+    if n <= BROADCAST_GROUPS:
+        sk = sk.join(F.broadcast(groups), "exact", "left")
+        rep = F.col("_first")
+    else:
+        # A rejected record without a fingerprint (null) is a window of its own.
+        rep = F.min(ORD).over(Window.partitionBy("exact", F.when(F.col("exact").isNull(), F.col(ORD))))
+    return sk.withColumn("exact_of", F.when(accepted & (F.col(ORD) != rep), rep)).drop("_first"), n
 
 
 def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Optional[SavedSketches],
@@ -197,7 +233,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
     sk_all = keep(records.mapInArrow(sketcher(params, fields, json_mode, on_task), SKETCH_SCHEMA))
     if ordinal:
         sk = (sk_all.withColumn(ORD, F.col(LINE_ID)).withColumn(POSITION, F.lit(None).cast("long"))
-              .drop(FILE, BLOCK, BLANK, BYTES))
+              .drop(INPUT, BLOCK, BLANK, BYTES))
         per_input: List[Dict[str, Any]] = []
     else:
         sk, per_input = number(sk_all, json_mode)
@@ -206,7 +242,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
     if previous is not None:
         prev = previous.sketches.select(
             F.col("ordinal").alias(ORD), F.lit(None).cast("long").alias(LINE_ID),
-            F.lit(None).cast("string").alias(INPUT), F.lit(None).cast("long").alias(POSITION), F.col("id"),
+            F.lit(None).cast("int").alias(FILE), F.lit(None).cast("long").alias(POSITION), F.col("id"),
             F.lit(None).cast("string").alias("rejected"), F.lit(None).cast("string").alias("rejected_code"),
             *SAVED_COLUMNS[1:])
         sk = prev.unionByName(sk)
@@ -219,10 +255,10 @@ def _fates(sk, labels, old: int):
     from pyspark.sql import functions as F
 
     fates = (
-        sk.select(ORD, LINE_ID, INPUT, POSITION, "id", "rejected", "rejected_code", "exact_of")
+        sk.select(ORD, LINE_ID, FILE, POSITION, "id", "rejected", "rejected_code", "exact_of")
         .join(labels.withColumnRenamed("node", ORD), ORD, "left")
         .select(
-            ORD, LINE_ID, INPUT, POSITION, "id",
+            ORD, LINE_ID, FILE, POSITION, "id",
             F.when(F.col("rejected").isNotNull(), "rejected")
             .when(F.col("exact_of").isNotNull(), "exact")
             .when(F.col("label").isNotNull() & (F.col("label") != F.col(ORD)), "near")
@@ -283,12 +319,17 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         old = int(previous.meta["count"])
     records, json_mode, source = _prepare(df, ordinal, params, fields)
     sk_all, sk, per_input = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
-    sk = keep(_first_ids_and_exact(sk, old))
-    sk.count()  # materialized, so that the input is not read again for it
-    sk_all.unpersist()
+    held: List[Any] = []
+    sk, exact_groups = _first_ids_and_exact(sk, old, held)
+    # Materialized (the input is not read again for it) with its lineage cut: every
+    # later stage reads it, and a plan that carried the sketching, the numbering and
+    # the repeats under each of those reads grows too big for the driver to handle.
+    sk = cut_lineage(sk)
+    for frame in [sk_all, *held]:
+        frame.unpersist()
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, keyed, bucket_sizes = stage_one(active)
+    cand, shared = stage_one(active)
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
@@ -356,14 +397,20 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         "previous_snapshot": old,
         "dropped_in_clusters": int(new_members or 0) - int(new_clusters or 0),
     }
-    out_fates = (new_fates.select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason",
-                                  "code", F.col(INPUT).alias("input"), F.col(POSITION).alias("position"))
+    spark = df.sparkSession
+    names = spark.createDataFrame([(c["file"], c["input"]) for c in per_input] or [(-1, None)],
+                                  f"{FILE} int, input string")
+    out_fates = (new_fates.join(F.broadcast(names), FILE, "left")
+                 .select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason",
+                         "code", "input", F.col(POSITION).alias("position"))
                  .orderBy("ordinal"))
     # For the next run: the old sketches, then this snapshot's kept records, numbered
     # densely in that order.
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
-    parts = {"sk": sk, "keyed": keyed, "bucket_sizes": bucket_sizes, "candidates": cand,
+    # The lines of this snapshot's records that are not kept, for write_kept.
+    dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
+    parts = {"sk": sk, "active": active, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "shared": shared, "candidates": cand,
              "pairs_ord": pairs_ord, "old": old, "rounds": rounds, "cluster_sizes": sizes}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
-                      _parts=parts, _cached=[sk, cand, pairs_ord, kept_fates])
+                      _parts=parts, _cached=[sk, shared, cand, pairs_ord, kept_fates])

@@ -11,7 +11,8 @@ from .sketching import GENERATED
 
 def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
     """``sk_all`` (sketches of every line or row, blank lines included, cached) with
-    ``ORD`` and ``POSITION``, blank lines left out, and the inputs' counts.
+    ``ORD`` and ``POSITION``, blank lines left out, the input named by ``FILE`` alone
+    (the names are in the counts), and the inputs' counts.
 
     A split (the piece of a file one task reads) holds consecutive lines, so a line's
     place in its split is ``LINE_ID`` minus the split's first; the driver gets one row
@@ -22,8 +23,8 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
     Generated ids (``sketching.GENERATED``) become the CLI's: ``INPUT:LINE`` for a
     JSONL record, the ordinal for a DataFrame's row.
 
-    Returns the numbered sketches and, per input index, ``{"input", "records",
-    "bytes"}``."""
+    Returns the numbered sketches and, per input read, ``{"file", "input", "records",
+    "bytes"}`` (``file`` its index in input order)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -59,13 +60,13 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
         numbered = plain.unionByName(gaps)
     else:
         numbered = plain
-    numbered = numbered.withColumn(POSITION, F.col("_nd_loff") + at + 1)
+    numbered = numbered.withColumn(POSITION, F.when(F.col(INPUT).isNotNull(), F.col("_nd_loff") + at + 1))
     generated = F.col("id").startswith(GENERATED + ":")
     own = (F.concat(F.col(INPUT), F.lit(":"), F.col(POSITION).cast("string")) if json_mode
            else F.col(ORD).cast("string"))
     numbered = (numbered.withColumn("id", F.when(generated, own).otherwise(F.col("id")))
-                .drop("_nd_roff", "_nd_loff", "_nd_first", "_nd_gaps", FILE, BLOCK, BLANK, BYTES))
-    return numbered, [per_input[f] for f in sorted(per_input)]
+                .drop("_nd_roff", "_nd_loff", "_nd_first", "_nd_gaps", INPUT, BLOCK, BLANK, BYTES))
+    return numbered, [dict(per_input[f], file=f) for f in sorted(per_input)]
 
 
 def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):

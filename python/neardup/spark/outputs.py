@@ -48,9 +48,33 @@ def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
             schema = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0])).schema
             rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
             return write(rows, path, fmt, overwrite)
-        r.kept.select("line").write.mode(mode(overwrite)).text(path)
+        _kept_lines(r).write.mode(mode(overwrite)).text(path)
         return spark.read.text(path).count()
     return write(r.kept, path, fmt, overwrite)
+
+
+BROADCAST_DROPPED = 1 << 22
+"""Up to this many records not kept, :func:`write_kept` sends their line ids to every
+task and the input's lines are filtered where they are read (no shuffle of the text
+to join them); past it, the kept records are joined with the input's lines."""
+
+
+def _kept_lines(r):
+    """The kept JSONL lines in input order, as one column ``line``."""
+    from pyspark.sql import functions as F
+
+    from .columns import BLANK, BLOCK, FILE, JSON_LINE, LINE_ID
+
+    p = r._parts or {}
+    c = r.counts
+    dropped = c["exact_duplicates"] + c["near_duplicates"] + c["rejected"]
+    if "source" not in p or dropped > BROADCAST_DROPPED:
+        return r.kept.select("line")
+    line = F.regexp_replace(F.col(JSON_LINE).cast("string"), "\r+$", "")  # parsed: UTF-8
+    # (file, split start, line id) is input order: the lines are sorted by it, text
+    # moved once, by the sort.
+    return (p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
+            .orderBy(FILE, BLOCK, LINE_ID).select(line.alias("line")))
 
 
 def refuse_existing(spark, paths: List[Optional[str]]) -> None:
