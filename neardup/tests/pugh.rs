@@ -1,9 +1,9 @@
 //! Pugh's bucket checksums: the edit model, the bitmap join, the candidate generator.
-use neardup::candidates::{BucketLimits, CandidateGenerator, CandidateStats, PughChecksums};
-use neardup::sketch::pugh::{
-    all_lists_changed, bitmap_join, bitmap_join_partitioned, detection_probability, Order, Pugh,
-    PughConfig,
+use neardup::candidates::{
+    bitmap_join, bitmap_join_partitioned, BucketLimits, CandidateGenerator, CandidateStats,
+    PughChecksums,
 };
+use neardup::sketch::pugh::{all_lists_changed, detection_probability, Order, Pugh, PughConfig};
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Pipeline, SketchConfig};
 use rand::RngExt;
@@ -171,7 +171,7 @@ fn bitmap_join_equals_a_plain_hash_join() {
         assert!(n < 1000 || parts > 1, "n={n}: {parts} partitions");
         assert_eq!(pstats.input, stats.input);
         // Clusters: the connected components of the plain join.
-        let (clusters, _) = neardup::sketch::pugh::bitmap_clusters(&entries, doc as usize, 4096);
+        let (clusters, _) = neardup::candidates::bitmap_clusters(&entries, doc as usize, 4096);
         let mut uf = neardup::cluster::UnionFind::new(doc as usize);
         for &(a, b) in &want {
             uf.union(a, b);

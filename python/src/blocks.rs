@@ -389,12 +389,15 @@ pub fn bucket_pairs_batch<'py>(
                     col.data_type()
                 ))
             })?;
-            let values = lists.values().as_primitive_opt::<Int64Type>().ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "bucket_pairs_batch: the bucket column's items are {}, not int64",
-                    lists.values().data_type()
-                ))
-            })?;
+            let values = lists
+                .values()
+                .as_primitive_opt::<Int64Type>()
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "bucket_pairs_batch: the bucket column's items are {}, not int64",
+                        lists.values().data_type()
+                    ))
+                })?;
             let offsets = lists.value_offsets();
             for row in 0..lists.len() {
                 if lists.is_null(row) {

@@ -89,7 +89,7 @@ pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path)
         "charikar-blocks".into(),
         Pipeline::builder()
             .candidates(Arc::new(CharikarBlocks {
-                max_distance: 12,
+                max_distance: CharikarBlocks::DEFAULT_MAX_DISTANCE,
                 limits,
             }))
             .filter(Arc::new(AcceptAll))

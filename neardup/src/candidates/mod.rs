@@ -29,6 +29,10 @@
 //! this bucket and farther apart than `window` are not produced. Such buckets are counted
 //! in [`CandidateStats::big_buckets`].
 
+pub mod bitmap_join;
+
+pub use bitmap_join::{bitmap_clusters, bitmap_join, bitmap_join_partitioned, BitmapStats};
+
 use crate::error::Result;
 use crate::sketch::broder::{megashingle, shared_supershingles};
 use crate::sketch::charikar::hamming;

@@ -8,6 +8,8 @@
 //! paths directly.
 #![allow(unsafe_code)]
 
+use crate::error::{Error, Result};
+
 /// Which code path the vector kernels take. Every path computes bit-identical results;
 /// only the speed differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,7 +65,7 @@ pub fn level() -> Level {
 
 /// The path `NEARDUP_SIMD` asks for: `Ok(None)` when unset, an error when it names no
 /// path or one this CPU lacks.
-pub fn requested() -> crate::Result<Option<Level>> {
+pub fn requested() -> Result<Option<Level>> {
     let Ok(v) = std::env::var(SIMD_ENV) else {
         return Ok(None);
     };
@@ -72,13 +74,13 @@ pub fn requested() -> crate::Result<Option<Level>> {
         "avx2" => Level::Avx2,
         "avx512" => Level::Avx512,
         other => {
-            return Err(crate::Error::Config(format!(
+            return Err(Error::Config(format!(
                 "{SIMD_ENV}={other:?}: expected portable, avx2 or avx512"
             )))
         }
     };
     if want > detect() {
-        return Err(crate::Error::Config(format!(
+        return Err(Error::Config(format!(
             "{SIMD_ENV}={}: this CPU has no such path (its widest is {})",
             want.name(),
             detect().name()
@@ -89,9 +91,9 @@ pub fn requested() -> crate::Result<Option<Level>> {
 
 /// Makes every kernel take path `level` from now on, process-wide (tests and
 /// benchmarks: results are identical on every path). An error when the CPU lacks it.
-pub fn force(level: Level) -> crate::Result<()> {
+pub fn force(level: Level) -> Result<()> {
     if level > detect() {
-        return Err(crate::Error::Config(format!(
+        return Err(Error::Config(format!(
             "this CPU has no {} path (its widest is {})",
             level.name(),
             detect().name()
