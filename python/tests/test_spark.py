@@ -502,3 +502,37 @@ def test_spark_config_file_is_read_on_the_driver(spark, cli, corpus, tmp_path):
     bad.write_text("high-recall = 380\n")
     with pytest.raises(ValueError, match="not supported"):
         nds.dedup(df, config=str(bad))
+
+
+def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, tmp_path, monkeypatch):
+    """Past the broadcast limits (set to -1 here) the repeated ids and exact copies are
+    found by windows over the sketch rows and the kept lines are joined with the
+    input's: the same files as the CLI's, byte for byte."""
+    import neardup.spark as nds
+    import neardup.spark.job as job
+    import neardup.spark.outputs as outputs
+
+    monkeypatch.setattr(job, "BROADCAST_GROUPS", -1)
+    monkeypatch.setattr(outputs, "BROADCAST_DROPPED", -1)
+    shards = two_shards(tmp_path)
+    # Exact copies (new ids, the same texts) and repeated ids in a third shard.
+    rows = read_jsonl(shards[0])[:200:7]
+    copies = [dict(r, id=f"copy-{i}") for i, r in enumerate(rows)] + [dict(rows[0], text="a repeated id")]
+    third = tmp_path / "shards" / "c.jsonl"
+    third.write_text("".join(json.dumps(r) + "\n" for r in copies))
+    names = [str(p) for p in shards] + [str(third)]
+    cli_out = tmp_path / "cli"
+    cli_out.mkdir()
+    subprocess.run([cli, "dedup", *names, "-q", "-o", cli_out / "kept.jsonl", "--rejects", cli_out / "rejects.jsonl",
+                    "--report", cli_out / "report.json"], check=True)
+    report = json.loads((cli_out / "report.json").read_text())
+    assert report["stats"]["exact_groups"] >= len(rows) - 1, "the copies are exact duplicates"
+    sp = tmp_path / "spark"
+    rep = nds.run(spark, names, output=str(sp / "kept"), rejects=str(sp / "rejects"))
+    whole = lambda d: b"".join(f.read_bytes() for f in sorted((sp / d).glob("part-*")))  # noqa: E731
+    assert whole("kept") == (cli_out / "kept.jsonl").read_bytes()
+    assert [json.loads(l) for l in whole("rejects").splitlines()] == read_jsonl(cli_out / "rejects.jsonl")
+    want = report["accounting"]
+    for k in ("read", "kept", "exact_duplicates", "near_duplicates", "rejected"):
+        assert rep["accounting"][k] == want[k], k
+    assert rep["accounting"]["holds"] and rep["stats"]["exact_groups"] == report["stats"]["exact_groups"]
