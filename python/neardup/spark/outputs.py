@@ -17,10 +17,11 @@ def mode(overwrite: bool) -> str:
     return "overwrite" if overwrite else "error"
 
 
-def write(df, path: str, fmt: str, overwrite: bool = False) -> int:
+def write(df, path: str, fmt: str, overwrite: bool = False, nulls: bool = True) -> int:
     """Writes ``df`` — ordered by a sort, so that each task writes one range of it —
     as part files in ``path`` whose concatenation in name order is the whole output in
-    order (JSONL with every field, nulls included, or Parquet), and returns the rows
+    order (JSONL with every field — nulls included unless not ``nulls`` — or Parquet),
+    and returns the rows
     written, counted by reading them back. An existing ``path`` is an error unless
     ``overwrite``. No single task writes everything."""
     spark = df.sparkSession
@@ -28,7 +29,7 @@ def write(df, path: str, fmt: str, overwrite: bool = False) -> int:
     if fmt == "parquet":
         w.parquet(path)
         return spark.read.parquet(path).count()
-    w.option("ignoreNullFields", "false").json(path)
+    w.option("ignoreNullFields", "false" if nulls else "true").json(path)
     return spark.read.text(path).count()
 
 
@@ -50,7 +51,8 @@ def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
             return write(rows, path, fmt, overwrite)
         _kept_lines(r).write.mode(mode(overwrite)).text(path)
         return spark.read.text(path).count()
-    return write(r.kept, path, fmt, overwrite)
+    # A row's null fields are left out of its JSON line, as the CLI writes rows.
+    return write(r.kept, path, fmt, overwrite, nulls=False)
 
 
 BROADCAST_DROPPED = 1 << 22
