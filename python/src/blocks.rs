@@ -317,6 +317,22 @@ impl JsonLines {
     }
 }
 
+/// The big-bucket rule's limits from the keywords (the library's defaults when not
+/// given); a window of 0 is refused, naming the function `who`.
+fn limits(who: &str, max_bucket: Option<usize>, window: Option<usize>) -> PyResult<BucketLimits> {
+    let d = BucketLimits::default();
+    let limits = BucketLimits {
+        max_bucket: max_bucket.unwrap_or(d.max_bucket),
+        window: window.unwrap_or(d.window),
+    };
+    if limits.window == 0 {
+        return Err(PyValueError::new_err(format!(
+            "{who}: window must be at least 1"
+        )));
+    }
+    Ok(limits)
+}
+
 /// The candidate pairs of one stage-one bucket under the library's big-bucket rule:
 /// `members` are record ordinals (any order; repeats ignored). A bucket of at most
 /// `max_bucket` members gives every pair; a bigger one only the star around its first
@@ -332,16 +348,7 @@ pub fn bucket_pairs(
     max_bucket: Option<usize>,
     window: Option<usize>,
 ) -> PyResult<Vec<(u64, u64)>> {
-    let d = BucketLimits::default();
-    let limits = BucketLimits {
-        max_bucket: max_bucket.unwrap_or(d.max_bucket),
-        window: window.unwrap_or(d.window),
-    };
-    if limits.window == 0 {
-        return Err(PyValueError::new_err(
-            "bucket_pairs: window must be at least 1",
-        ));
-    }
+    let limits = limits("bucket_pairs", max_bucket, window)?;
     py.detach(|| Ok(bucket_pairs_of(&members, limits)))
 }
 
@@ -360,16 +367,7 @@ pub fn bucket_pairs_batch<'py>(
     max_bucket: Option<usize>,
     window: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let d = BucketLimits::default();
-    let limits = BucketLimits {
-        max_bucket: max_bucket.unwrap_or(d.max_bucket),
-        window: window.unwrap_or(d.window),
-    };
-    if limits.window == 0 {
-        return Err(PyValueError::new_err(
-            "bucket_pairs_batch: window must be at least 1",
-        ));
-    }
+    let limits = limits("bucket_pairs_batch", max_bucket, window)?;
     let reader = arrow_stream(batch)?;
     let out = without_gil(py, move || {
         let mut a = Int64Builder::new();
