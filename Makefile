@@ -11,7 +11,7 @@ rust-test:
 	cargo test --workspace
 
 # A local venv with the build and test tools, and the package built in release mode.
-$(VENV)/.tools:
+$(VENV)/.tools: python/requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r python/requirements-dev.txt

@@ -14,6 +14,10 @@ Quick start::
     ])
     result.kept, result.clusters, result.pairs, result.stats
 
+    # your data back, in its own type (pyarrow, polars, pandas, datasets):
+    kept_df = neardup.Pipeline().dedup(df)
+    annotated = neardup.Pipeline().annotate(df)   # + neardup_fate, _of, _cluster, _reason
+
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
 ``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets), ``verify_pairs``. The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
@@ -104,6 +108,43 @@ class Pipeline(_native.Pipeline):
             return super().run(docs, cb)
         finally:
             close()
+
+    def dedup(self, data: Any, progress: Union[None, bool, Callable[[int, int], Any]] = None) -> Any:
+        """The rows of ``data`` that are kept, in ``data``'s own type, every column
+        unchanged, in input order: ``self.run(data).filter(data)`` in one pass over
+        ``data``.
+
+        ``data``: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader`` (or any
+        object with ``__arrow_c_stream__``: a ``RecordBatchReader`` comes back), a
+        ``polars.DataFrame`` or ``LazyFrame``, a ``pandas.DataFrame`` (its index kept), a
+        ``datasets.Dataset``, or a list of records (dicts, ``(id, text[, url])`` tuples,
+        strings). Only the columns the pipeline reads (``record_fields``) are handed to
+        it. A stream is not materialized: its batches are sketched as they come and
+        written to a temporary Arrow file, which the returned reader reads back
+        filtered; a ``LazyFrame``'s record fields are streamed the same way
+        (``sink_ipc``) and a ``LazyFrame`` comes back. ``progress`` as for
+        :meth:`run`.
+
+        Use :meth:`run` and :meth:`Dedup.filter` to keep the result (fates, clusters,
+        pairs) as well; :meth:`annotate` to keep every row with its fate. Data without a
+        body column (``text`` / ``html``, or the names set by ``text_field`` /
+        ``html_field``), a dict or another type raise ``TypeError``.
+        """
+        from . import frames
+
+        return frames.run(self, data, progress, frames.filter)
+
+    def annotate(self, data: Any, progress: Union[None, bool, Callable[[int, int], Any]] = None) -> Any:
+        """Every row of ``data`` (as :meth:`dedup` takes it, in its own type) with the
+        columns ``neardup dedup --annotate`` adds: ``neardup_fate`` (``"kept"``,
+        ``"exact"``, ``"near"``, ``"rejected"``), ``neardup_of`` (the id it duplicates:
+        the first copy of an exact duplicate, the cluster's representative of a near
+        one), ``neardup_cluster`` (its cluster's representative, when it is in one) and
+        ``neardup_reason`` (why it was rejected). Columns of those names already there
+        are replaced; dict records get the keys added."""
+        from . import frames
+
+        return frames.run(self, data, progress, frames.annotate)
 
 
 def dedup_file(paths: Any, progress: Union[None, bool, Callable[[int, int], Any]] = None, **params: Any) -> Dedup:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Literal, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +18,8 @@ Record = Union[dict, tuple, str]
 Docs = Union[Iterable[Record], pa.Table, pa.RecordBatch, pa.RecordBatchReader, Any]
 ProgressFn = Callable[[int, int], Any]
 PathLike = Union[str, os.PathLike]
+TableName = Literal["kept", "fates", "clusters", "pairs", "annotations"]
+_D = TypeVar("_D")
 
 class Fate:
     """What happened to one record."""
@@ -76,10 +78,32 @@ class Dedup:
         report): `read`, `kept`, `exact_duplicates`, `near_duplicates`, `rejected`,
         `bytes`, `candidates`, `verified`, `clusters`, `seconds`, …."""
         ...
-    def to_arrow(self, table_name: str) -> pa.Table:
+    def to_arrow(self, table_name: TableName = "fates") -> pa.Table:
         """One table as a `pyarrow.Table`: `"kept"` (ordinal, id), `"fates"` (ordinal, id,
-        fate, of, reason), `"clusters"` (representative, members, size) or `"pairs"` (a,
-        b, kind, site, shared_supershingles, charikar_agreement)."""
+        fate, of, reason; the default), `"clusters"` (representative, members, size),
+        `"pairs"` (a, b, kind, site, shared_supershingles, charikar_agreement) or
+        `"annotations"` (`neardup_fate`, `neardup_of`, `neardup_cluster`,
+        `neardup_reason`, one row per record in input order)."""
+        ...
+    def to_polars(self, table_name: TableName = "fates") -> Any:
+        """One table (see `to_arrow`) as a `polars.DataFrame`."""
+        ...
+    def to_pandas(self, table_name: TableName = "fates") -> Any:
+        """One table (see `to_arrow`) as a `pandas.DataFrame`."""
+        ...
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """The fates table as an Arrow C stream (`pyarrow.table(result)`,
+        `polars.DataFrame(result)`)."""
+        ...
+    @property
+    def mask(self) -> pa.BooleanArray:
+        """One boolean per record in input order, True when it is kept."""
+        ...
+    def filter(self, data: _D) -> _D:
+        """The kept rows of `data` (the data the result was computed from) in its own type,
+        every column unchanged, in input order (see `neardup.Pipeline.dedup`; any
+        `__arrow_c_stream__` object gives a `pyarrow.RecordBatchReader`). `ValueError`
+        when `data` has not one row per record."""
         ...
     def __len__(self) -> int: ...
 
@@ -103,6 +127,11 @@ class Pipeline:
     @property
     def charikar_threshold(self) -> int:
         """The minimum Charikar agreement of a near-duplicate."""
+        ...
+    @property
+    def record_fields(self) -> dict[str, Optional[str]]:
+        """The record fields the pipeline reads, by role (`id`, `text`, `html`, `url`,
+        `site`, `priority`; None when not set)."""
         ...
 
 Verdict = dict[str, Any]

@@ -230,6 +230,54 @@ pub fn is_arrow(obj: &Bound<'_, PyAny>) -> bool {
         || obj.hasattr("__arrow_c_array__").unwrap_or(false)
 }
 
+/// What `docs` may be, for error messages.
+pub const ACCEPTED: &str = "a list (or any iterable) of dicts, (id, text[, url]) tuples or \
+strings; or Arrow data (pyarrow.Table, RecordBatch, RecordBatchReader, a polars or pandas \
+DataFrame, anything with __arrow_c_stream__)";
+
+/// A `TypeError` for what is not a collection of records, though Python could iterate
+/// it: a dict (its keys), a string (its characters), bytes (numbers); and for what
+/// cannot be iterated at all (a number). It names what was given and what is accepted.
+pub fn refuse_non_collections(docs: &Bound<'_, PyAny>) -> PyResult<()> {
+    let kind = docs
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    let why = if docs.is_instance_of::<PyDict>()
+        || docs
+            .py()
+            .import("collections.abc")
+            .and_then(|m| m.getattr("Mapping"))
+            .and_then(|m| docs.is_instance(&m))
+            .unwrap_or(false)
+    {
+        Some(
+            "a mapping is not a collection of records (iterating it gives its keys); for one \
+              record, pass [record]",
+        )
+    } else if docs.is_instance_of::<PyString>() {
+        Some(
+            "a string is not a collection of records (iterating it gives its characters); \
+              for one document, pass [text]",
+        )
+    } else if docs.is_instance_of::<pyo3::types::PyBytes>()
+        || docs.is_instance_of::<pyo3::types::PyByteArray>()
+    {
+        Some("bytes are not a collection of records; decode them and pass [text]")
+    } else if docs.try_iter().is_err() {
+        Some("it cannot be iterated")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "docs: got {kind}: {why}; expected {ACCEPTED}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// An Arrow stream reader for a table, batch, reader or any `__arrow_c_stream__` object.
 pub fn arrow_stream(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
     let py = obj.py();
@@ -256,6 +304,7 @@ impl Records {
         let source = if is_arrow(docs) {
             Source::Arrow(arrow_stream(docs)?)
         } else {
+            refuse_non_collections(docs)?;
             Source::Python(docs.try_iter()?.unbind())
         };
         Ok(Records {

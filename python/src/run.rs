@@ -238,6 +238,22 @@ impl Pipeline {
     fn charikar_threshold(&self) -> PyResult<u32> {
         Ok(self.pipeline()?.charikar_threshold())
     }
+
+    /// The record fields the pipeline reads, by role: `id`, `text`, `html`, `url`, and
+    /// `site` (`site="field:NAME"`) and `priority` (`keep="priority:FIELD"`) when set
+    /// (None otherwise). `Pipeline.dedup` hands these columns alone to the pipeline.
+    #[getter]
+    fn record_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.extras.fields;
+        let d = PyDict::new(py);
+        d.set_item("id", &f.id)?;
+        d.set_item("text", &f.text)?;
+        d.set_item("html", &f.html)?;
+        d.set_item("url", &f.url)?;
+        d.set_item("site", &f.site)?;
+        d.set_item("priority", &f.priority)?;
+        Ok(d)
+    }
 }
 
 /// What happened to one record: `fate` is `"kept"`, `"exact"`, `"near"` or
@@ -362,6 +378,9 @@ fn batch(cols: Vec<(Field, ArrayRef)>) -> PyResult<RecordBatch> {
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// The tables of a result ([`Dedup::to_arrow`]'s names).
+const TABLES: [&str; 5] = ["kept", "fates", "clusters", "pairs", "annotations"];
+
 impl Dedup {
     fn arrow(&self, name: &str) -> PyResult<RecordBatch> {
         let d = &self.inner;
@@ -439,8 +458,28 @@ impl Dedup {
                     )),
                 ),
             ]),
+            "annotations" => {
+                let mut cluster_of: Vec<Option<u32>> = vec![None; d.fates.len()];
+                for c in &d.clusters {
+                    for &m in &c.members {
+                        cluster_of[m as usize] = Some(c.representative);
+                    }
+                }
+                let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
+                batch(vec![
+                    strings("neardup_fate", f.iter().map(|x| Some(x.fate.to_string()))),
+                    strings("neardup_of", f.iter().map(|x| x.of.clone())),
+                    strings("neardup_cluster", cluster_of.iter().map(|c| c.and_then(id))),
+                    strings("neardup_reason", f.iter().map(|x| x.reason.clone())),
+                ])
+            }
             other => Err(PyValueError::new_err(format!(
-                "to_arrow({other:?}): expected \"kept\", \"fates\", \"clusters\" or \"pairs\""
+                "to_arrow({other:?}): expected {}",
+                TABLES
+                    .iter()
+                    .map(|t| format!("{t:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
@@ -525,11 +564,68 @@ impl Dedup {
     }
 
     /// One table as a `pyarrow.Table`: `"kept"` (ordinal, id), `"fates"` (ordinal, id,
-    /// fate, of, reason), `"clusters"` (representative, members, size) or `"pairs"`
-    /// (a, b, kind, site, shared_supershingles, charikar_agreement).
+    /// fate, of, reason; the default), `"clusters"` (representative, members, size),
+    /// `"pairs"` (a, b, kind, site, shared_supershingles, charikar_agreement) or
+    /// `"annotations"` (the columns `neardup dedup --annotate` adds, one row per record
+    /// in input order: `neardup_fate`, `neardup_of` — the id it duplicates —,
+    /// `neardup_cluster` — its cluster's representative — and `neardup_reason`).
+    #[pyo3(signature = (table_name="fates"))]
     fn to_arrow<'py>(&self, py: Python<'py>, table_name: &str) -> PyResult<Bound<'py, PyAny>> {
         let b = self.arrow(table_name)?;
         table(py, &b)
+    }
+
+    /// One table (see `to_arrow`) as a `polars.DataFrame`.
+    #[pyo3(signature = (table_name="fates"))]
+    fn to_polars<'py>(&self, py: Python<'py>, table_name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.to_arrow(py, table_name)?;
+        py.import("polars")?.call_method1("from_arrow", (t,))
+    }
+
+    /// One table (see `to_arrow`) as a `pandas.DataFrame`.
+    #[pyo3(signature = (table_name="fates"))]
+    fn to_pandas<'py>(&self, py: Python<'py>, table_name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.to_arrow(py, table_name)?.call_method0("to_pandas")
+    }
+
+    /// The fates table (see `to_arrow`) as an Arrow C stream: `pyarrow.table(result)`,
+    /// `polars.DataFrame(result)` and other Arrow consumers read a result directly.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.to_arrow(py, "fates")?
+            .call_method1("__arrow_c_stream__", (requested_schema,))
+    }
+
+    /// One boolean per record in input order, True when it is kept (a
+    /// `pyarrow.BooleanArray`): `table.filter(result.mask)`.
+    #[getter]
+    fn mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        use arrow::array::{Array, BooleanArray};
+        use arrow::pyarrow::ToPyArrow;
+        let mut m = vec![false; self.inner.fates.len()];
+        for o in self.inner.kept.iter() {
+            m[o as usize] = true;
+        }
+        BooleanArray::from(m).to_data().to_pyarrow(py)
+    }
+
+    /// The kept rows of `data` — the data this result was computed from, or data in
+    /// the same order —, in `data`'s own type, every column unchanged, in input order:
+    /// a `pyarrow.Table`, `RecordBatch` or `RecordBatchReader` (streamed), a
+    /// `polars.DataFrame` or `LazyFrame` (still lazy), a `pandas.DataFrame`, a
+    /// `datasets.Dataset`, or a list (see `neardup.Pipeline.dedup`). `ValueError` when
+    /// `data` does not have one row per record of this result.
+    fn filter<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        py.import("neardup.frames")?
+            .call_method1("filter", (slf.clone(), data))
     }
 
     fn __len__(&self) -> usize {
