@@ -17,7 +17,8 @@ bench-out/synth-N.jsonl once). Two Spark runs on the same session:
   reports for it.
 
 The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
-shuffle partitions from the input's size) unless `--partitions` is given.
+shuffle partitions from the input's size, unless `--partitions` is given; zstd for
+shuffled blocks, `neardup.spark.SHUFFLE_CODEC`).
 
 The kept ids of both must equal the CLI's. Prints a table and writes
 bench-out/spark-NAME.json.
@@ -126,6 +127,7 @@ def main() -> None:
                  .config("spark.pyspark.python", sys.executable)
                  .config("spark.driver.memory", args.driver_memory)
                  .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.io.compression.codec", nds.SHUFFLE_CODEC)
                  .getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         startup = time.perf_counter() - t

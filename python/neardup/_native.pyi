@@ -129,6 +129,19 @@ class Pipeline:
         """The minimum Charikar agreement of a near-duplicate."""
         ...
     @property
+    def sketch_settings(self) -> str:
+        """What its sketches depend on (sketch configuration, stage one, site rule) as a
+        JSON string: the schema metadata `sketch_batch` stamps its output with (key
+        `"neardup.sketch_settings"`), checked by `verify_pairs`."""
+        ...
+    def sketch_batch(self, batch: Any, json_column: Optional[str] = None, source_column: Optional[str] = None, line_column: Optional[str] = None) -> pa.RecordBatch:
+        """`neardup.sketch_batch` with this pipeline's settings (read once)."""
+        ...
+    def verify_pairs(self, a: Any, b: Any) -> pa.RecordBatch:
+        """`neardup.verify_pairs` with this pipeline's settings (read once); sketches
+        stamped with other settings raise `ValueError`."""
+        ...
+    @property
     def record_fields(self) -> dict[str, Optional[str]]:
         """The record fields the pipeline reads, by role (`id`, `text`, `html`, `url`,
         `site`, `priority`; None when not set)."""
@@ -282,7 +295,8 @@ def dedup_file(paths: Union[PathLike, Sequence[PathLike]], progress: Optional[Pr
 def sketch_batch(batch: Any, json_column: Optional[str] = None, source_column: Optional[str] = None, line_column: Optional[str] = None, **params: Any) -> pa.RecordBatch:
     """The sketch columns of every row of an Arrow batch (or table / stream), one output
     row per input row: `id`, `rejected` (why a record cannot be used, else null) and the
-    sketch columns (see `help(neardup.sketch_batch)`)."""
+    sketch columns (see `help(neardup.sketch_batch)`); the schema metadata records the
+    settings (`Pipeline.sketch_settings`)."""
     ...
 def bucket_pairs(members: Sequence[int], max_bucket: Optional[int] = None, window: Optional[int] = None) -> list[tuple[int, int]]:
     """The candidate pairs of one stage-one bucket under the library's big-bucket rule:
@@ -299,7 +313,8 @@ def bucket_pairs_batch(batch: Any, column: Optional[str] = None, max_bucket: Opt
 def verify_pairs(a: Any, b: Any, **params: Any) -> pa.RecordBatch:
     """The one verdict for pairs of sketches: row `i` of `a` paired with row `i` of `b`
     (Arrow batches of `sketch_batch`'s columns); a `pyarrow.RecordBatch` with
-    `near_duplicate` and the measures per pair. Keywords as for `Pipeline`."""
+    `near_duplicate` and the measures per pair. Keywords as for `Pipeline`; sketches
+    whose schema metadata records other settings raise `ValueError`."""
     ...
 def pair(a: Union[str, dict], b: Union[str, dict], url_a: Optional[str] = None, url_b: Optional[str] = None, **params: Any) -> dict[str, Any]:
     """Every measure the library has for two documents and the verdict `dedup` applies

@@ -183,6 +183,9 @@ fn named_batch(cols: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, arrow::error:
 /// Keywords as for `Pipeline` (boilerplate removal needs a pass over the whole corpus
 /// and is refused). Runs on the calling thread with the GIL released: engines
 /// parallelize across tasks.
+///
+/// The output schema's metadata holds the settings the sketches were made with
+/// ([`SETTINGS_KEY`]: `Pipeline.sketch_settings`), which `verify_pairs` checks.
 #[pyfunction]
 #[pyo3(signature = (batch, json_column=None, source_column=None, line_column=None, **params))]
 pub fn sketch_batch<'py>(
@@ -194,7 +197,24 @@ pub fn sketch_batch<'py>(
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = Pipeline::from_kwargs(params)?;
+    sketch_batch_with(py, &p, batch, json_column, source_column, line_column)
+}
+
+/// The schema metadata key under which `sketch_batch` records the settings its
+/// sketches were made with (a JSON object: `Pipeline.sketch_settings`).
+pub const SETTINGS_KEY: &str = "neardup.sketch_settings";
+
+/// [`sketch_batch`] with the settings of `p` (`Pipeline.sketch_batch`).
+pub fn sketch_batch_with<'py>(
+    py: Python<'py>,
+    p: &Pipeline,
+    batch: &Bound<'py, PyAny>,
+    json_column: Option<String>,
+    source_column: Option<String>,
+    line_column: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
     let pipeline = p.pipeline()?;
+    let settings = p.sketch_settings();
     if p.boilerplate_on() {
         return Err(PyValueError::new_err(
             "sketch_batch: boilerplate removal needs a first pass over the whole corpus; \
@@ -240,7 +260,10 @@ pub fn sketch_batch<'py>(
             }
             ordinal += b.num_rows() as u64;
         }
-        cols.finish().map_err(arrow_err)
+        let b = cols.finish().map_err(arrow_err)?;
+        let meta = std::collections::HashMap::from([(SETTINGS_KEY.to_string(), settings)]);
+        let schema = Arc::new(b.schema().as_ref().clone().with_metadata(meta));
+        b.with_schema(schema).map_err(arrow_err)
     })?;
     out.to_pyarrow(py)
 }
@@ -513,7 +536,10 @@ fn one_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
 /// a `pyarrow.RecordBatch` with, per pair, `near_duplicate` (the verdict `dedup`
 /// applies), its parts `exact`, `candidate`, `accepted`, `high_recall`, and `class`
 /// (`"same"`, `"cross"`, `"unknown"`), `shared_supershingles`, `charikar_agreement`.
-/// A pair with a rejected side is never a near-duplicate (null measures).
+/// A pair with a rejected side is never a near-duplicate (null measures). Sketches
+/// whose schema metadata records other settings (`sketch_batch`'s [`SETTINGS_KEY`])
+/// are refused with `ValueError`; sketches without it (their metadata lost on the way,
+/// as through a Spark DataFrame) are taken as they are.
 #[pyfunction]
 #[pyo3(signature = (a, b, **params))]
 pub fn verify_pairs<'py>(
@@ -523,8 +549,32 @@ pub fn verify_pairs<'py>(
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = Pipeline::from_kwargs(params)?;
+    verify_pairs_with(py, &p, a, b)
+}
+
+/// Refuses sketches whose schema says they were made with settings other than `p`'s.
+fn check_settings(side: &str, b: &RecordBatch, p: &Pipeline) -> PyResult<()> {
+    match b.schema().metadata().get(SETTINGS_KEY) {
+        Some(theirs) if *theirs != p.sketch_settings() => Err(PyValueError::new_err(format!(
+            "verify_pairs: the sketches of {side} were made with other settings ({theirs}) \
+             than this call's ({}); verify with the settings they were sketched with",
+            p.sketch_settings()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// [`verify_pairs`] with the settings of `p` (`Pipeline.verify_pairs`).
+pub fn verify_pairs_with<'py>(
+    py: Python<'py>,
+    p: &Pipeline,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let pipeline = p.pipeline()?;
     let (ba, bb) = (one_batch(a)?, one_batch(b)?);
+    check_settings("a", &ba, p)?;
+    check_settings("b", &bb, p)?;
     if ba.num_rows() != bb.num_rows() {
         return Err(PyValueError::new_err(format!(
             "verify_pairs: a has {} rows, b {}",

@@ -131,6 +131,18 @@ impl Pipeline {
         Ok(self.built.clone())
     }
 
+    /// What the sketches depend on, as a JSON object: the sketch configuration, stage
+    /// one (its keys) and the site rule. Sketches made with other settings cannot be
+    /// compared with this pipeline's.
+    pub fn sketch_settings(&self) -> String {
+        let v = serde_json::json!({
+            "sketch": self.built.sketcher().config(),
+            "stage_one": self.built.describe().0,
+            "site": self.params.site,
+        });
+        v.to_string()
+    }
+
     /// Whether boilerplate removal is on.
     pub fn boilerplate_on(&self) -> bool {
         self.params.boilerplate == Some(true)
@@ -237,6 +249,37 @@ impl Pipeline {
     #[getter]
     fn charikar_threshold(&self) -> PyResult<u32> {
         Ok(self.pipeline()?.charikar_threshold())
+    }
+
+    /// What its sketches depend on (the sketch configuration, stage one, the site
+    /// rule) as a JSON string: the schema metadata `sketch_batch` stamps its output
+    /// with (key `"neardup.sketch_settings"`) and `verify_pairs` checks.
+    #[getter(sketch_settings)]
+    fn sketch_settings_py(&self) -> String {
+        self.sketch_settings()
+    }
+
+    /// `neardup.sketch_batch` with this pipeline's settings (read once, here).
+    #[pyo3(signature = (batch, json_column=None, source_column=None, line_column=None))]
+    fn sketch_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &Bound<'py, PyAny>,
+        json_column: Option<String>,
+        source_column: Option<String>,
+        line_column: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::blocks::sketch_batch_with(py, self, batch, json_column, source_column, line_column)
+    }
+
+    /// `neardup.verify_pairs` with this pipeline's settings (read once, here).
+    fn verify_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::blocks::verify_pairs_with(py, self, a, b)
     }
 
     /// The record fields the pipeline reads, by role: `id`, `text`, `html`, `url`, and

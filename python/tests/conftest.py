@@ -74,3 +74,22 @@ def as_cli(result) -> dict:
             for p in result.pairs
         ],
     }
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def peak_growth_mb(work) -> float:
+    """How far this process's resident memory rose above its level before ``work()``
+    at its peak during ``work()``, in MB: the kernel's high-water mark is reset first
+    (``/proc/self/clear_refs``), so an earlier test's peak does not hide this one's."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _status_kib("VmRSS")
+    work()
+    return (_status_kib("VmHWM") - before) / 1024

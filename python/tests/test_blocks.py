@@ -161,3 +161,64 @@ def test_sketch_columns(corpus):
         neardup.sketch_batch(table, boilerplate=True)
     with pytest.raises(ValueError, match="rows"):
         neardup.verify_pairs(sk.slice(0, 1), sk.slice(0, 2))
+
+
+def shingles(text, k=8):
+    """The documented shingles: every run of k consecutive terms (here, words that need
+    no normalizing)."""
+    t = text.split()
+    return {tuple(t[i:i + k]) for i in range(len(t) - k + 1)}
+
+
+def test_measures_against_the_exact_jaccard():
+    """The shingle Jaccard is the set definition's, computed here; the min-hash estimate
+    (84 min-values) is within the binomial bound of it; and verify_pairs on the two
+    sketches measures what pair() measures, with the verdict only for the copy."""
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(5000)]
+    base = [rng.choice(words) for _ in range(600)]
+    docs = []
+    for shared in (0, 150, 300, 450, 600):
+        other = base[:shared] + [f"x{i}" for i in range(600 - shared)]
+        a, b = " ".join(base), " ".join(other)
+        sa, sb = shingles(a), shingles(b)
+        j = len(sa & sb) / len(sa | sb)
+        m = neardup.pair(a, b)
+        assert m["jaccard_shingles"] == pytest.approx(j)
+        bound = 4 * (j * (1 - j) / 84) ** 0.5 + 1 / 84
+        assert abs(m["estimated_resemblance"] - j) <= bound, (shared, m["estimated_resemblance"], j)
+        docs.append((a, b, m))
+    ta = pa.table({"id": [f"a{i}" for i in range(len(docs))], "text": [d[0] for d in docs]})
+    tb = pa.table({"id": [f"b{i}" for i in range(len(docs))], "text": [d[1] for d in docs]})
+    v = neardup.verify_pairs(neardup.sketch_batch(ta), neardup.sketch_batch(tb)).to_pylist()
+    assert [x["charikar_agreement"] for x in v] == [d[2]["charikar_agreement"] for d in docs]
+    assert [x["shared_supershingles"] for x in v] == [d[2]["supershingles_shared"] for d in docs]
+    assert [x["near_duplicate"] for x in v] == [False, False, False, False, True]
+
+
+def test_sketches_carry_their_settings():
+    table = pa.table({"id": ["a", "b"], "text": ["one two three four five six seven eight nine",
+                                                 "one two three four five six seven eight ten"]})
+    p, other = neardup.Pipeline(), neardup.Pipeline(shingle=5)
+    sk = neardup.sketch_batch(table)
+    stamped = sk.schema.metadata[b"neardup.sketch_settings"].decode()
+    assert stamped == p.sketch_settings != other.sketch_settings
+    import json
+
+    assert json.loads(stamped)["sketch"]["shingle_size"] == 8
+    assert json.loads(other.sketch_settings)["sketch"]["shingle_size"] == 5
+    # The method form is the function with the pipeline's settings.
+    assert p.sketch_batch(table).equals(sk)
+    assert other.sketch_batch(table).equals(neardup.sketch_batch(table, shingle=5))
+    assert p.verify_pairs(sk.slice(0, 1), sk.slice(1, 1)).equals(
+        neardup.verify_pairs(sk.slice(0, 1), sk.slice(1, 1)))
+    # Sketches made with other settings are refused, on either side.
+    five = other.sketch_batch(table)
+    with pytest.raises(ValueError, match="sketches of a were made with other settings"):
+        p.verify_pairs(five.slice(0, 1), sk.slice(1, 1))
+    with pytest.raises(ValueError, match="sketches of b were made with other settings"):
+        neardup.verify_pairs(sk.slice(0, 1), five.slice(1, 1))
+    assert other.verify_pairs(five.slice(0, 1), five.slice(1, 1)).num_rows == 1
+    # Without the stamp (lost on the way, as through a Spark DataFrame), taken as given.
+    bare = five.replace_schema_metadata(None)
+    assert p.verify_pairs(bare.slice(0, 1), sk.slice(1, 1)).num_rows == 1

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import neardup
-from conftest import as_cli, read_jsonl, run_cli
+from conftest import as_cli, peak_growth_mb, read_jsonl, run_cli
 
 SETTINGS = [
     {},
@@ -147,13 +147,16 @@ def test_errors_from_the_input_and_the_callback_are_raised(corpus):
         neardup.Pipeline().run(docs, progress=callback)
 
 
-def test_progress_is_reported(corpus):
+def test_progress_is_reported(corpus, capsys):
     docs = read_jsonl(corpus)
     seen = []
     neardup.Pipeline().run(docs, progress=lambda n, b: seen.append((n, b)))
     assert seen and seen[-1][0] == len(docs)
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)
-    neardup.Pipeline().run(docs, progress=True)  # a tqdm bar
+    capsys.readouterr()
+    neardup.Pipeline().run(docs, progress=True)  # a tqdm bar on stderr, ending full
+    err = capsys.readouterr().err
+    assert f"{len(docs)}/{len(docs)}" in err and "records" in err, err
 
 
 def test_threads_and_concurrent_calls_agree(corpus):
@@ -175,17 +178,13 @@ def test_threads_and_concurrent_calls_agree(corpus):
 
 
 def test_streaming_memory_grows_with_documents_not_bytes():
-    import resource
-
     def gen(n, size):
         for i in range(n):
             yield (str(i), f"document {i} " + " ".join(f"w{i}x{j}" for j in range(size)))
 
     neardup.Pipeline().run(gen(200, 100))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # About 160 MB of text, generated lazily.
-    neardup.Pipeline().run(gen(20_000, 1_000))
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    grown_mb = peak_growth_mb(lambda: neardup.Pipeline().run(gen(20_000, 1_000)))
     assert grown_mb < 80, f"peak memory grew by {grown_mb:.0f} MB"
 
 
@@ -208,15 +207,15 @@ def test_demo_corpus_matches_cli(cli, tmp_path):
 
 
 def test_memory_does_not_grow_over_many_calls():
-    import resource
-
     docs = [(str(i), f"text number {i} " + "alpha beta gamma delta " * 20) for i in range(200)]
     p = neardup.Pipeline()
     for _ in range(50):
         p.run(docs).fates
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    for _ in range(1000):
-        r = p.run(docs)
-        r.fates, r.pairs, r.clusters, r.to_arrow("pairs")
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+
+    def many():
+        for _ in range(1000):
+            r = p.run(docs)
+            r.fates, r.pairs, r.clusters, r.to_arrow("pairs")
+
+    grown_mb = peak_growth_mb(many)
     assert grown_mb < 20, f"peak memory grew by {grown_mb:.0f} MB over 1,000 runs"

@@ -57,7 +57,7 @@ generators other than Broder's supershingles.
 """
 
 from .columns import INPUT, JSON_LINE, ORD, POSITION
-from .command import main, run
+from .command import SHUFFLE_CODEC, main, run
 from .components import components
 from .inputs import exists, list_inputs, read_inputs
 from .job import SparkDedup, StageHook, dedup
@@ -69,7 +69,7 @@ from .sketching import TaskHook
 from .snapshots import SavedSketches, load_sketches, save_sketches
 
 __all__ = [
-    "INPUT", "JSON_LINE", "ORD", "POSITION", "SavedSketches", "SparkDedup", "StageHook", "TaskHook",
+    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "SavedSketches", "SparkDedup", "StageHook", "TaskHook",
     "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
     "read_inputs", "read_report", "refuse_existing", "release_checkpoints", "report", "run",
     "save_sketches", "shuffle_partitions", "tune", "with_ordinal", "write_kept", "write_report",
