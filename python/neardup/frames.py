@@ -75,6 +75,49 @@ def _columns(names: List[str], fields: Dict[str, Optional[str]], what: str) -> L
     return [c for c in dict.fromkeys(w for w in wanted if w) if c in names]
 
 
+CHUNK_ROWS = 1024
+"""Rows handed to the pipeline at a time: a frame in memory is given in slices, so
+that converting its rows to documents holds a slice, not a copy of the frame."""
+
+
+def _sliced(table: Any) -> pa.RecordBatchReader:
+    """A ``pyarrow.Table`` or ``RecordBatch`` as a stream of slices (no copy)."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    return table.to_reader(max_chunksize=CHUNK_ROWS)
+
+
+def _polars_records(data: Any, cols: List[str]) -> pa.RecordBatchReader:
+    """A ``polars.DataFrame``'s columns ``cols`` as a stream of Arrow slices, each
+    converted as it is read."""
+    import polars as pl
+
+    part = data.select(cols)
+    # polars' own string views, not a copy as large strings (the pipeline reads both).
+    newest = pl.CompatLevel.newest()
+    schema = part.head(0).to_arrow(compat_level=newest).schema
+
+    def gen() -> Iterator[pa.RecordBatch]:
+        for piece in part.iter_slices(CHUNK_ROWS):
+            yield from piece.to_arrow(compat_level=newest).cast(schema).to_batches()
+
+    return pa.RecordBatchReader.from_batches(schema, gen())
+
+
+def _pandas_records(data: Any, cols: List[str]) -> pa.RecordBatchReader:
+    """A ``pandas.DataFrame``'s columns ``cols`` as a stream of Arrow slices, each
+    converted as it is read (the types inferred from the whole frame first)."""
+    part = data[cols]
+    schema = pa.Schema.from_pandas(part, preserve_index=False)
+
+    def gen() -> Iterator[pa.RecordBatch]:
+        for at in range(0, len(part), CHUNK_ROWS):
+            yield pa.RecordBatch.from_pandas(part.iloc[at:at + CHUNK_ROWS], schema=schema,
+                                             preserve_index=False)
+
+    return pa.RecordBatchReader.from_batches(schema, gen())
+
+
 def _stream_names(data: Any) -> List[str]:
     return list(data.schema.names)
 
@@ -184,7 +227,7 @@ def run(pipeline: Any, data: Any, progress: Any, keep: Callable[[Any], Any]) -> 
     fields = pipeline.record_fields
     kind = _kind(data)
     if kind == "table" or kind == "batch":
-        result = pipeline.run(data.select(_columns(data.schema.names, fields, "table")), progress)
+        result = pipeline.run(_sliced(data.select(_columns(data.schema.names, fields, "table"))), progress)
         return keep(result, data)
     if kind == "stream":
         records, spool = _spooled(data, fields)
@@ -195,14 +238,13 @@ def run(pipeline: Any, data: Any, progress: Any, keep: Callable[[Any], Any]) -> 
             raise
         return keep(result, spool)
     if kind == "polars":
-        result = pipeline.run(data.select(_columns(data.columns, fields, "DataFrame")).to_arrow(), progress)
+        result = pipeline.run(_polars_records(data, _columns(data.columns, fields, "DataFrame")), progress)
         return keep(result, data)
     if kind == "lazy":
         return keep(pipeline.run(_lazy_records(data, fields), progress), data)
     if kind == "pandas":
         cols = _columns([c for c in data.columns if isinstance(c, str)], fields, "DataFrame")
-        table = pa.Table.from_pandas(data[cols], preserve_index=False)
-        return keep(pipeline.run(table, progress), data)
+        return keep(pipeline.run(_pandas_records(data, cols), progress), data)
     if kind == "dataset":
         return keep(pipeline.run(_dataset_records(data, fields), progress), data)
     return keep(pipeline.run(data, progress), data)
