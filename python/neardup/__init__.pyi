@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Literal, Optional, Sequence, TypeVar, Union
 
 from ._native import (
     Dedup as Dedup,
     Deduper as Deduper,
     Docs,
+    PathLike,
     Fate as Fate,
     Pair as Pair,
     SimhashIndex as SimhashIndex,
@@ -47,7 +48,50 @@ class Pipeline(_NativePipeline):
         `neardup_cluster` and `neardup_reason` added."""
         ...
 
-def dedup_file(paths: Any, progress: Progress = None, **params: Any) -> Dedup:
+# <generated init.dedup_file>
+def dedup_file(
+    paths: Union[PathLike, Sequence[PathLike]],
+    progress: Progress = None,
+    *,
+    format: Optional[Literal["jsonl", "warc", "dir"]] = None,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> Dedup:
     """Deduplicates files as `neardup dedup` reads them (JSONL, WARC, directories), with
-    the progress of `Pipeline.run`; keywords as for `Pipeline`."""
+    the progress of `Pipeline.run`; settings as for `Pipeline`.
+    """
     ...
+# </generated>

@@ -110,7 +110,86 @@ class Dedup:
 class Pipeline:
     """A deduplication pipeline with the settings of `neardup dedup`."""
 
-    def __init__(self, preset: Optional[str] = None, **params: Any) -> None: ...
+    # <generated Pipeline.__init__>
+    def __init__(
+        self,
+        preset: Optional[Literal["paper", "recall"]] = None,
+        *,
+        shingle: Optional[int] = None,
+        minhashes: Optional[int] = None,
+        supershingles: Optional[int] = None,
+        site: Optional[str] = None,
+        strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+        same_site_threshold: Optional[int] = None,
+        cross_site_threshold: Optional[int] = None,
+        candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+        pugh_lists: Optional[int] = None,
+        pugh_repeats: Optional[int] = None,
+        pugh_ordered: Optional[bool] = None,
+        simhash_design: Optional[str] = None,
+        block_distance: Optional[int] = None,
+        boilerplate: Optional[bool] = None,
+        boilerplate_share: Optional[float] = None,
+        boilerplate_min_pages: Optional[int] = None,
+        boilerplate_capacity: Optional[int] = None,
+        min_shared: Optional[int] = None,
+        charikar_bits: Optional[int] = None,
+        charikar_features: Optional[Literal["terms", "shingles"]] = None,
+        charikar_threshold: Optional[int] = None,
+        high_recall: Optional[int] = None,
+        cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+        keep: Optional[str] = None,
+        threads: Optional[int] = None,
+        max_document_bytes: Optional[int] = None,
+        seed: Optional[int] = None,
+        simhash: Optional[bool] = None,
+        config: Optional[PathLike] = None,
+        id_field: str = "id",
+        text_field: str = "text",
+        html_field: str = "html",
+        url_field: str = "url",
+        strict: bool = False,
+    ) -> None:
+        """A pipeline with `neardup dedup`'s settings; None takes the preset's value (or
+        the config file's). Keywords:
+
+        * `shingle`: terms per shingle (default 8; recall preset: 3)
+        * `minhashes`: min-hash values (default 84; recall preset: 168)
+        * `supershingles`: supershingles (divides the min-hash count) (default 6; recall preset: 84)
+        * `site`: site of a page: host, host-no-www, domain (registrable, public suffix list) or field:NAME (a record field) (default "host")
+        * `strategy`: stage two by class of pair: one rule, stricter within a site, or the two thresholds below (default "uniform")
+        * `same_site_threshold`: henzinger / custom: Charikar agreement needed within a site (default: none)
+        * `cross_site_threshold`: henzinger / custom: Charikar agreement needed across sites (and without a site) (default: none)
+        * `candidates`: stage one: shared supershingles, Pugh's bucket checksums, simhash distance <= 3, or Charikar distance <= block_distance (default "broder")
+        * `pugh_lists`: pugh: lists per repeat (default 4)
+        * `pugh_repeats`: pugh: independent repeats (default 1)
+        * `pugh_ordered`: pugh: order-sensitive list fingerprints (default False)
+        * `simhash_design`: simhash: table design (k3-20, k3-16, k3-10, k3-4, K:R1[,R2...]) (default "k3-10")
+        * `block_distance`: charikar-blocks: maximum Hamming distance of candidates (default 12)
+        * `boilerplate`: remove each site's boilerplate shingles before sketching (default False)
+        * `boilerplate_share`: boilerplate: share of a site's pages a shingle must be on (default 0.5)
+        * `boilerplate_min_pages`: boilerplate: sites with fewer pages are untouched (default 10)
+        * `boilerplate_capacity`: boilerplate: shingle counters per site (default 16384)
+        * `min_shared`: candidates share at least this many supershingles (default 2; recall preset: 35)
+        * `charikar_bits`: bits of the Charikar projection, a multiple of 64 (default 384; recall preset: 1024)
+        * `charikar_features`: features of the Charikar projection (default "terms"; recall preset: "shingles")
+        * `charikar_threshold`: keep a candidate iff at least this many Charikar bits agree (default 372; recall preset: 815)
+        * `high_recall`: also report every pair whose Charikar agreement is at least this (default: none)
+        * `cluster_mode`: union-find over verified pairs, or every member verified against its representative (default "transitive")
+        * `keep`: which member of a cluster is kept: first, longest or priority:FIELD (default "first")
+        * `threads`: worker threads (default: one per core) (default: none)
+        * `max_document_bytes`: records with a longer body are rejected (default 67108864)
+        * `seed`: seed mixed into every random parameter (default 0)
+        * `simhash`: compute each record's 64-bit simhash (default True)
+        * `config`: a TOML file of these settings (keys as the flags: shingle = 5); keywords given override it (default: none)
+        * `id_field`: the record field holding the id (default "id")
+        * `text_field`: the record field holding the text (default "text")
+        * `html_field`: the record field holding HTML, read when there is no text (default "html")
+        * `url_field`: the record field holding the URL (default "url")
+        * `strict`: raise ValueError on the first bad record instead of rejecting it (default False)
+        """
+        ...
+    # </generated>
     def run(self, docs: Docs, progress: Optional[ProgressFn] = None) -> Dedup:
         """Runs the pipeline over `docs` (dicts, `(id, text[, url])` tuples, strings, or
         Arrow data with those columns) and returns a `Dedup`; `progress(records, bytes)`
@@ -170,7 +249,54 @@ class Deduper:
     `with` block) flushes the log and lets the state directory go; a closed deduper
     raises `ValueError`."""
 
-    def __init__(self, preset: Optional[str] = None, state: Optional[PathLike] = None, sync: Union[str, int, None] = None, recover: bool = False, unlocked: bool = False, **params: Any) -> None: ...
+    # <generated Deduper.__init__>
+    def __init__(
+        self,
+        preset: Optional[Literal["paper", "recall"]] = None,
+        state: Optional[PathLike] = None,
+        sync: Union[str, int, None] = None,
+        recover: bool = False,
+        unlocked: bool = False,
+        *,
+        shingle: Optional[int] = None,
+        minhashes: Optional[int] = None,
+        supershingles: Optional[int] = None,
+        site: Optional[str] = None,
+        strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+        same_site_threshold: Optional[int] = None,
+        cross_site_threshold: Optional[int] = None,
+        candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+        pugh_lists: Optional[int] = None,
+        pugh_repeats: Optional[int] = None,
+        pugh_ordered: Optional[bool] = None,
+        simhash_design: Optional[str] = None,
+        block_distance: Optional[int] = None,
+        boilerplate: Optional[bool] = None,
+        boilerplate_share: Optional[float] = None,
+        boilerplate_min_pages: Optional[int] = None,
+        boilerplate_capacity: Optional[int] = None,
+        min_shared: Optional[int] = None,
+        charikar_bits: Optional[int] = None,
+        charikar_features: Optional[Literal["terms", "shingles"]] = None,
+        charikar_threshold: Optional[int] = None,
+        high_recall: Optional[int] = None,
+        cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+        keep: Optional[str] = None,
+        threads: Optional[int] = None,
+        max_document_bytes: Optional[int] = None,
+        seed: Optional[int] = None,
+        simhash: Optional[bool] = None,
+        config: Optional[PathLike] = None,
+        id_field: str = "id",
+        text_field: str = "text",
+        html_field: str = "html",
+        url_field: str = "url",
+        strict: bool = False,
+    ) -> None:
+        """An online deduper (see the class); the settings as for `Pipeline`.
+        """
+        ...
+    # </generated>
     @property
     def recovered(self) -> Optional[dict[str, Any]]:
         """What opening recovered from a damaged log (`recover=True`), or None: a dict of
@@ -285,19 +411,106 @@ class SimhashIndex:
         ...
     def __len__(self) -> int: ...
 
-def dedup_file(paths: Union[PathLike, Sequence[PathLike]], progress: Optional[ProgressFn] = None, **params: Any) -> Dedup:
+# <generated dedup_file>
+def dedup_file(
+    paths: Union[PathLike, Sequence[PathLike]],
+    progress: Optional[ProgressFn] = None,
+    *,
+    format: Optional[Literal["jsonl", "warc", "dir"]] = None,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> Dedup:
     """Deduplicates files as `neardup dedup` reads them: JSONL (plain, gzip or zstd,
-    recognized by their bytes), WARC, or directories of `.txt` / `.html` files; `paths` is
-    one path or a list, read in the order given. Keywords as for `Pipeline`, plus
-    `format` (`"jsonl"`, `"warc"`, `"dir"`; default: by name). Returns a `Dedup` whose
-    accounting has been checked against the reader's own record count."""
+    recognized by their bytes), WARC, or directories of `.txt` / `.html` files;
+    `paths` is one path or a list, read in the order given. Settings as for
+    `Pipeline`; `format` (`"jsonl"`, `"warc"`, `"dir"`; default: by name). Returns a
+    `Dedup` whose accounting has been checked against the reader's own record count.
+    """
     ...
-def sketch_batch(batch: Any, json_column: Optional[str] = None, source_column: Optional[str] = None, line_column: Optional[str] = None, **params: Any) -> pa.RecordBatch:
+# </generated>
+# <generated sketch_batch>
+def sketch_batch(
+    batch: Any,
+    json_column: Optional[str] = None,
+    source_column: Optional[str] = None,
+    line_column: Optional[str] = None,
+    *,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> pa.RecordBatch:
     """The sketch columns of every row of an Arrow batch (or table / stream), one output
-    row per input row: `id`, `rejected` (why a record cannot be used, else null) and the
-    sketch columns (see `help(neardup.sketch_batch)`); the schema metadata records the
-    settings (`Pipeline.sketch_settings`)."""
+    row per input row: `id`, `rejected` (why a record cannot be used, else null) and
+    the sketch columns (see `help(neardup.sketch_batch)`); the schema metadata
+    records the settings (`Pipeline.sketch_settings`). Settings as for `Pipeline`.
+    """
     ...
+# </generated>
 def bucket_pairs(members: Sequence[int], max_bucket: Optional[int] = None, window: Optional[int] = None) -> list[tuple[int, int]]:
     """The candidate pairs of one stage-one bucket under the library's big-bucket rule:
     every pair of a bucket of at most `max_bucket` members; for a bigger one the star
@@ -310,21 +523,150 @@ def bucket_pairs_batch(batch: Any, column: Optional[str] = None, max_bucket: Opt
     paired as `bucket_pairs` pairs it; a null row is an empty bucket. A batch of `a`,
     `b` (int64, `a < b`), the buckets' pairs in row order."""
     ...
-def verify_pairs(a: Any, b: Any, **params: Any) -> pa.RecordBatch:
+# <generated verify_pairs>
+def verify_pairs(
+    a: Any,
+    b: Any,
+    *,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> pa.RecordBatch:
     """The one verdict for pairs of sketches: row `i` of `a` paired with row `i` of `b`
     (Arrow batches of `sketch_batch`'s columns); a `pyarrow.RecordBatch` with
-    `near_duplicate` and the measures per pair. Keywords as for `Pipeline`; sketches
-    whose schema metadata records other settings raise `ValueError`."""
+    `near_duplicate` and the measures per pair. Settings as for `Pipeline`; sketches
+    whose schema metadata records other settings raise `ValueError`.
+    """
     ...
-def pair(a: Union[str, dict], b: Union[str, dict], url_a: Optional[str] = None, url_b: Optional[str] = None, **params: Any) -> dict[str, Any]:
+# </generated>
+# <generated pair>
+def pair(
+    a: Union[str, dict[str, Any]],
+    b: Union[str, dict[str, Any]],
+    url_a: Optional[str] = None,
+    url_b: Optional[str] = None,
+    *,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> dict[str, Any]:
     """Every measure the library has for two documents and the verdict `dedup` applies
-    to them, as a dict (the object `neardup pair --json` prints)."""
+    to them, as a dict (the object `neardup pair --json` prints). Settings as for
+    `Pipeline`.
+    """
     ...
-def evaluate_pairs(pairs: Union[PathLike, Iterable[dict]], **params: Any) -> dict[str, Any]:
+# </generated>
+# <generated evaluate_pairs>
+def evaluate_pairs(
+    pairs: Union[PathLike, Iterable[dict[str, Any]]],
+    *,
+    preset: Optional[Literal["paper", "recall"]] = None,
+    shingle: Optional[int] = None,
+    minhashes: Optional[int] = None,
+    supershingles: Optional[int] = None,
+    site: Optional[str] = None,
+    strategy: Optional[Literal["uniform", "henzinger", "custom"]] = None,
+    same_site_threshold: Optional[int] = None,
+    cross_site_threshold: Optional[int] = None,
+    candidates: Optional[Literal["broder", "pugh", "simhash", "charikar-blocks"]] = None,
+    pugh_lists: Optional[int] = None,
+    pugh_repeats: Optional[int] = None,
+    pugh_ordered: Optional[bool] = None,
+    simhash_design: Optional[str] = None,
+    block_distance: Optional[int] = None,
+    boilerplate: Optional[bool] = None,
+    boilerplate_share: Optional[float] = None,
+    boilerplate_min_pages: Optional[int] = None,
+    boilerplate_capacity: Optional[int] = None,
+    min_shared: Optional[int] = None,
+    charikar_bits: Optional[int] = None,
+    charikar_features: Optional[Literal["terms", "shingles"]] = None,
+    charikar_threshold: Optional[int] = None,
+    high_recall: Optional[int] = None,
+    cluster_mode: Optional[Literal["transitive", "verified"]] = None,
+    keep: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_document_bytes: Optional[int] = None,
+    seed: Optional[int] = None,
+    simhash: Optional[bool] = None,
+    config: Optional[PathLike] = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    html_field: str = "html",
+    url_field: str = "url",
+    strict: bool = False,
+) -> dict[str, Any]:
     """Precision, recall and F1 of every algorithm on labelled pairs, as `neardup eval
-    --json` writes them. `pairs`: a JSONL path or a list of dicts with `text_a`/`text_b`
-    (or `html_a`/`html_b`), `label`, optional `url_a`/`url_b` and `id`."""
+    --json` writes them. `pairs`: a JSONL path or a list of dicts with
+    `text_a`/`text_b` (or `html_a`/`html_b`), `label`, optional `url_a`/`url_b` and
+    `id`. Settings as for `Pipeline`.
+    """
     ...
+# </generated>
 def simhash_all_pairs(fps: Union[np.ndarray, Sequence[int]], design: Optional[str] = None, k: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair `(i, j)`, `i < j`, of `fps` within Hamming distance k, as three numpy
     arrays `(i, j, distance)` sorted by `(i, j)`. `design`: a design name (its k), or by

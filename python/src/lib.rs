@@ -52,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let limits = neardup::candidates::BucketLimits::default();
     m.add("DEFAULT_MAX_BUCKET", limits.max_bucket)?;
     m.add("DEFAULT_BUCKET_WINDOW", limits.window)?;
+    m.add("SETTINGS", params::settings_table(m.py())?)?;
     m.add_class::<run::Pipeline>()?;
     m.add_class::<run::Dedup>()?;
     m.add_class::<run::Fate>()?;
