@@ -26,7 +26,7 @@ class Fate:
 
     ordinal: int
     id: str
-    fate: str
+    fate: Literal["kept", "exact", "near", "rejected"]
     of: Optional[str]
     of_ordinal: Optional[int]
     reason: Optional[str]
@@ -38,8 +38,8 @@ class Pair:
     b: str
     a_ordinal: int
     b_ordinal: int
-    kind: str
-    site: str
+    kind: Literal["exact", "near", "high_recall"]
+    site: Literal["same", "cross", "unknown"]
     shared_supershingles: int
     charikar_agreement: int
 

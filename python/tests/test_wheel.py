@@ -1,7 +1,8 @@
 """The package as a user installs it: ``maturin build --release`` gives an abi3 wheel,
-which installs into a fresh virtual environment with the ``[spark]`` extra (and nothing
-from this repository's environment), imports, and runs ``python -m neardup.spark dedup``
-on the demo corpus with the CLI's answer."""
+which installs into a fresh virtual environment with the ``[spark]`` and ``[polars]``
+extras (and nothing from this repository's environment), imports, runs ``python -m
+neardup.spark dedup`` on the demo corpus with the CLI's answer, and gives the same kept
+rows back from a polars DataFrame."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_wheel_with_the_spark_extra_runs_the_job_in_a_fresh_venv(cli, tmp_path):
     py = str(env_dir / "bin" / "python")
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON",
                                                                "PYSPARK_DRIVER_PYTHON")}
-    subprocess.run([py, "-m", "pip", "install", "--quiet", f"{wheels[0]}[spark]"], check=True, env=clean)
+    subprocess.run([py, "-m", "pip", "install", "--quiet", f"{wheels[0]}[spark,polars]"], check=True, env=clean)
     # Imported from the venv, not from the source tree.
     where = subprocess.run([py, "-c", "import neardup, neardup.spark; print(neardup.__file__)"], cwd=tmp_path,
                            check=True, env=clean, capture_output=True, text=True).stdout
@@ -37,3 +38,9 @@ def test_wheel_with_the_spark_extra_runs_the_job_in_a_fresh_venv(cli, tmp_path):
                    cwd=tmp_path, check=True, env=clean)
     kept = [json.loads(l)["id"] for p in sorted(out.glob("part-*")) for l in open(p)]
     assert kept == run_cli(cli, demo, tmp_path, [])["kept"]
+    # The polars extra: a DataFrame in, the kept DataFrame back, the CLI's kept ids.
+    script = ("import sys, polars as pl, neardup; "
+              "df = pl.read_ndjson(sys.argv[1]); print(neardup.Pipeline().dedup(df).get_column('id').to_list())")
+    got = subprocess.run([py, "-c", script, str(demo)], cwd=tmp_path, check=True, env=clean,
+                         capture_output=True, text=True).stdout
+    assert json.loads(got.replace("'", '"')) == kept
