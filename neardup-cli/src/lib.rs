@@ -6,6 +6,7 @@
 
 pub mod cmd;
 pub mod config;
+pub mod html;
 pub mod kept_ranges;
 pub mod output;
 pub mod report;
@@ -43,8 +44,9 @@ pub enum Command {
   neardup dedup                                  # the bundled demo corpus
   neardup dedup crawl.jsonl.zst -o kept.jsonl --clusters clusters.jsonl --report report.json
   neardup dedup pages/ --format dir --preset recall --pairs pairs.jsonl
+  neardup dedup crawl.jsonl.zst --html report.html   # look before you delete
   cat corpus.jsonl | neardup dedup - -o - > kept.jsonl")]
-    Dedup(DedupArgs),
+    Dedup(Box<DedupArgs>),
     /// Every measure the library has for two documents, and each rule's verdict.
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
@@ -154,7 +156,7 @@ pub fn doc_json(doc: &Document) -> serde_json::Value {
 pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Dedup(a) => cmd::dedup::dedup(a).map(|_| ()),
+        Command::Dedup(a) => cmd::dedup::dedup(*a).map(|_| ()),
         Command::Pair(a) => cmd::pair::pair(a),
         Command::Synth(a) => cmd::synth::synth(a),
         Command::Stream(a) => cmd::stream::stream(a),

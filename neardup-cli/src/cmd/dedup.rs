@@ -62,6 +62,12 @@ pub struct DedupArgs {
     /// Write the report as JSON: parameters, counts, timings, accounting.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Write the report as one self-contained HTML page to open in a browser before
+    /// deleting anything: the accounting, the rejects, cluster sizes, how close stage
+    /// two's decisions were, sites, and a sample of clusters with word diffs (their
+    /// texts read back from the inputs).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
     /// Stop at the first bad record with an error naming it, instead of rejecting it.
     #[arg(long)]
     pub strict: bool,
@@ -378,6 +384,22 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         }),
         peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
     };
+    if let Some(path) = &args.html {
+        let sampled = crate::html::sample(&d);
+        let wanted = crate::html::wanted(&d, &sampled);
+        let terms =
+            crate::html::read_terms(&pipeline, &inputs, &fields, max_record, d.previous, &wanted)?;
+        crate::html::write(
+            path,
+            &crate::html::Page {
+                report: &report,
+                dedup: &d,
+                pipeline: &pipeline,
+                sampled: &sampled,
+                terms: &terms,
+            },
+        )?;
+    }
     if let Some(path) = &args.report {
         let mut f = AtomicFile::create(path)?;
         serde_json::to_writer_pretty(&mut f, &report)?;

@@ -39,6 +39,7 @@ pub fn sketch(args: SketchArgs) -> Result<()> {
         rejects: None,
         mirrors: None,
         report: None,
+        html: None,
         strict: false,
         sketches: None,
         save_sketches: Some(args.output.clone()),

@@ -39,11 +39,13 @@ use crate::document::{Document, RecordBytes};
 use crate::error::{Error, Result};
 use crate::persist::sketches::SavedSketches;
 use crate::sketch::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCounter};
+use crate::sketch::broder::shared_supershingles;
 use crate::sketch::charikar::agreement;
 use crate::sketch::hash::id_hash;
 use crate::sketch::{Scratch, Sketch, Sketcher, Sketches};
 
 mod builder;
+mod decisions;
 mod executor;
 mod memory;
 mod mirrors;
@@ -58,6 +60,7 @@ use executor::Jobs;
 /// ([`RecordBytes`]), even short of 64 records: a worker holds less than this plus one
 /// record of text at a time.
 const JOB_BYTES: usize = 4 << 20;
+pub use decisions::{ClassDecisions, Decisions};
 pub use memory::peak_memory_bytes;
 pub use mirrors::MirrorPair;
 use rayon::prelude::*;
@@ -788,11 +791,38 @@ impl Pipeline {
             let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
             self.rule.accepts(class(a, b), x, y)
         };
-        let near: Vec<(u32, u32)> = candidates
+        // The accepted pairs, in candidate order, and every decision's measures.
+        let (bits, ss) = (
+            self.sketcher.config().charikar_bits,
+            self.sketcher.config().supershingles,
+        );
+        let (near, decisions) = candidates
             .par_iter()
             .copied()
-            .filter(|&(a, b)| stage_two(a, b))
-            .collect();
+            .fold(
+                || (Vec::new(), Decisions::new(bits, ss)),
+                |(mut near, mut decisions), (a, b)| {
+                    let accepted = stage_two(a, b);
+                    let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
+                    decisions.record(
+                        class(a, b),
+                        agreement(x.charikar, y.charikar),
+                        shared_supershingles(x.supershingles, y.supershingles),
+                        accepted,
+                    );
+                    if accepted {
+                        near.push((a, b));
+                    }
+                    (near, decisions)
+                },
+            )
+            .reduce(
+                || (Vec::new(), Decisions::new(bits, ss)),
+                |(mut n1, d1), (n2, d2)| {
+                    n1.extend(n2);
+                    (n1, d1.merge(d2))
+                },
+            );
         stats.verified = near.len() as u64;
         let t_filter = t.elapsed();
 
@@ -924,6 +954,7 @@ impl Pipeline {
             previous: old,
             sites: site_names,
             site_of: site_ids,
+            decisions,
         };
         d.reconcile(received)?;
         Ok(d)
@@ -1007,6 +1038,116 @@ mod tests {
             assert_eq!(sorted(by(&id_hash)), want, "round {round}");
             assert_eq!(sorted(by(&|_| 5)), want);
             assert_eq!(sorted(by(&|id| id.len() as u64 % 3)), want);
+        }
+    }
+}
+
+#[cfg(test)]
+mod decision_tests {
+    use super::*;
+
+    /// Pages of a template with a few words changed: candidates on both sides of the
+    /// threshold, on two sites and without a site.
+    fn corpus() -> Vec<Document> {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let words: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+        let base: Vec<String> = (0..300)
+            .map(|_| words[rng.random_range(0..400)].clone())
+            .collect();
+        (0..120)
+            .map(|i| {
+                let mut t = base.clone();
+                for _ in 0..(i % 40) {
+                    let at = rng.random_range(0..t.len());
+                    t[at] = format!("x{}", rng.random_range(0..100_000));
+                }
+                let mut d = Document::text(format!("d{i}"), t.join(" "));
+                if i % 3 != 0 {
+                    d.url = Some(format!("http://site{}.example/{i}", i % 2));
+                }
+                d
+            })
+            .collect()
+    }
+
+    #[test]
+    fn decisions_count_every_candidate_once_with_its_measures() {
+        let docs = corpus();
+        for strategy in [
+            None,
+            Some(crate::verify::Strategy::Henzinger {
+                same_site: None,
+                cross_site: None,
+            }),
+        ] {
+            let mut b = Pipeline::builder();
+            b.min_shared(1);
+            if let Some(s) = strategy {
+                b.strategy(s);
+            }
+            let p = b.build().unwrap();
+            let d = p.run(docs.clone()).unwrap();
+            let dec = &d.decisions;
+            assert_eq!(dec.total(), d.stats.candidates.candidates);
+            let accepted: u64 = [&dec.same_site, &dec.cross_site, &dec.unknown_site]
+                .iter()
+                .map(|c| c.accepted())
+                .sum();
+            assert_eq!(accepted, d.stats.verified);
+            assert!(
+                accepted > 0 && accepted < dec.total(),
+                "{accepted} of {}",
+                dec.total()
+            );
+            // The accepted candidates are the near pairs: the same measures, recomputed
+            // here from the sketches, in the same classes.
+            let mut want = Decisions::new(384, 6);
+            for pair in d.pairs.iter().filter(|p| p.kind == PairKind::Near) {
+                let (x, y) = (
+                    d.sketches.get(pair.a as usize),
+                    d.sketches.get(pair.b as usize),
+                );
+                let bits: u32 = x
+                    .charikar
+                    .iter()
+                    .zip(y.charikar)
+                    .map(|(a, b)| 64 - (a ^ b).count_ones())
+                    .sum();
+                let shared = x
+                    .supershingles
+                    .iter()
+                    .zip(y.supershingles)
+                    .filter(|(a, b)| a == b)
+                    .count();
+                let class = PairClass::of(d.site(pair.a as usize), d.site(pair.b as usize));
+                want.record(class, bits, shared, true);
+            }
+            for c in [
+                PairClass::SameSite,
+                PairClass::CrossSite,
+                PairClass::Unknown,
+            ] {
+                assert_eq!(
+                    dec.class(c).accepted_by_agreement,
+                    want.class(c).accepted_by_agreement
+                );
+                assert_eq!(
+                    dec.class(c).accepted_by_shared,
+                    want.class(c).accepted_by_shared
+                );
+            }
+            // Rejected candidates lie below the threshold (uniform), or below their
+            // class's threshold.
+            if strategy.is_none() {
+                let below = |c: &ClassDecisions| {
+                    c.rejected_by_agreement[372..].iter().sum::<u64>() == 0
+                        && c.accepted_by_agreement[..372].iter().sum::<u64>() == 0
+                };
+                assert!(
+                    below(&dec.same_site) && below(&dec.cross_site) && below(&dec.unknown_site)
+                );
+            }
         }
     }
 }

@@ -169,6 +169,9 @@ pub struct Dedup {
     /// ([`Pipeline::run_against`](super::Pipeline::run_against)); 0 otherwise. Their fates are always `Kept` and are
     /// not counted.
     pub previous: usize,
+    /// Stage two's decisions on the candidate pairs: how many it accepted and rejected
+    /// at each Charikar agreement and shared-supershingle count, by class of pair.
+    pub decisions: super::Decisions,
 }
 
 /// Per site pair: duplicate pairs, pages of each site involved.

@@ -1,0 +1,174 @@
+//! `neardup dedup --html` in a real browser: headless Chromium (Debian's `chromium`,
+//! which `.ci/run` installs) loads the page with no console message (no script error,
+//! no blocked request: the page's policy forbids every request), the figures marked
+//! with their `report.json` path equal the file's, the diff of a planted variant marks
+//! exactly the words that differ, and a screenshot at 1280 px is not blank.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Ok(out) = Command::new("which").arg(name).output() {
+            if out.status.success() {
+                return PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            }
+        }
+    }
+    panic!("no chromium on PATH: install it (apt-get install -y chromium; .ci/run does)");
+}
+
+fn browser(page: &Path, args: &[&str]) -> (String, String) {
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The texts of the elements `<TAG ...>` directly after `from` up to `to`.
+fn tag_texts(html: &str, tag: &str) -> Vec<String> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    html.split(&open)
+        .skip(1)
+        .map(|s| s.split(&close).next().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+fn words(n: usize, seed: u64) -> Vec<String> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!("w{}", (x >> 33) % 5000)
+        })
+        .collect()
+}
+
+#[test]
+fn the_html_report_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus.jsonl");
+    let base = words(1000, 1);
+    let mut variant = base.clone();
+    variant[60] = "plantedone".into();
+    variant[700] = "plantedtwo".into();
+    let mut lines = vec![
+        serde_json::json!({"id": "base", "text": base.join(" "), "url": "http://a.example/1"}),
+        serde_json::json!({"id": "variant", "text": variant.join(" "), "url": "http://b.example/1"}),
+        serde_json::json!({"id": "copy", "text": base.join(" "), "url": "http://a.example/2"}),
+        serde_json::json!({"id": "empty", "text": ""}),
+    ]
+    .into_iter()
+    .map(|v| v.to_string())
+    .collect::<Vec<_>>();
+    lines.push("{not json".into());
+    for i in 0..40 {
+        lines.push(
+            serde_json::json!({"id": format!("other{i}"), "text": words(150, 100 + i).join(" ")})
+                .to_string(),
+        );
+    }
+    std::fs::write(&corpus, lines.join("\n") + "\n").unwrap();
+    let page = dir.path().join("report.html");
+    let report = dir.path().join("report.json");
+    let status = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["dedup", "-q", "--html"])
+        .arg(&page)
+        .arg("--report")
+        .arg(&report)
+        .arg(&corpus)
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let (dom, log) = browser(&page, &["--dump-dom"]);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the page's script did not finish"
+    );
+
+    // Every figure marked with its report.json path holds the file's value.
+    let rep: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let mut checked = 0;
+    for piece in dom.split("data-key=\"").skip(1) {
+        let (path, rest) = piece.split_once('"').unwrap();
+        let shown = rest[1..]
+            .split('<')
+            .next()
+            .unwrap()
+            .replace("&gt;", ">")
+            .replace("&lt;", "<")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&");
+        let mut v = &rep;
+        for k in path.split('.') {
+            v = match k.parse::<usize>() {
+                Ok(i) => &v[i],
+                Err(_) => &v[k],
+            };
+        }
+        let want = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(shown, want, "{path}");
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked} figures checked");
+    assert_eq!(rep["accounting"]["read"], 45);
+    assert!(
+        dom.contains("data-code=\"malformed_json\">1<"),
+        "the malformed line's code"
+    );
+
+    // The planted variant: its diff against the representative marks the two words.
+    let member = dom
+        .split("data-member=\"variant\"")
+        .nth(1)
+        .expect("the variant is in the sample")
+        .split("</div></div>")
+        .next()
+        .unwrap();
+    assert_eq!(tag_texts(member, "ins"), ["plantedone", "plantedtwo"]);
+    assert_eq!(
+        tag_texts(member, "del"),
+        [base[60].clone(), base[700].clone()]
+    );
+
+    // A screenshot at 1280 px: decoded, many colours (text, charts), not a blank page.
+    let shot = dir.path().join("shot.png");
+    let arg = format!("--screenshot={}", shot.display());
+    browser(
+        &page,
+        &[&arg, "--window-size=1280,2000", "--hide-scrollbars"],
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.width, 1280);
+    let px = info.line_size / info.width as usize;
+    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    assert!(
+        colours.len() > 50,
+        "{} colours: a blank page",
+        colours.len()
+    );
+}
