@@ -95,6 +95,9 @@ class Dedup:
         """The fates table as an Arrow C stream (`pyarrow.table(result)`,
         `polars.DataFrame(result)`)."""
         ...
+    def _repr_html_(self) -> str:
+        """A compact HTML summary (the accounting, clusters, candidates) for notebooks."""
+        ...
     @property
     def mask(self) -> pa.BooleanArray:
         """One boolean per record in input order, True when it is kept."""

@@ -675,6 +675,28 @@ impl Dedup {
         self.inner.fates.len()
     }
 
+    /// A compact summary for notebooks (Jupyter shows it for a result): the accounting,
+    /// the clusters, and stage two's candidates accepted of those decided.
+    fn _repr_html_(&self) -> String {
+        let s = &self.inner.stats;
+        let d = &self.inner.decisions;
+        let accepted = d.same_site.accepted() + d.cross_site.accepted() + d.unknown_site.accepted();
+        let row = |k: &str, v: u64| {
+            format!("<tr><th style=\"text-align:left\">{k}</th><td>{v}</td></tr>")
+        };
+        format!(
+            "<table class=\"neardup\"><caption>neardup result</caption>{}{}{}{}{}{}{}{}</table>",
+            row("read", s.read),
+            row("kept", s.kept),
+            row("exact duplicates", s.exact_duplicates),
+            row("near duplicates", s.near_duplicates),
+            row("rejected", s.rejected),
+            row("clusters", self.inner.clusters.len() as u64),
+            row("candidates decided", d.total()),
+            row("candidates accepted", accepted),
+        )
+    }
+
     fn __repr__(&self) -> String {
         let s = &self.inner.stats;
         format!(

@@ -219,3 +219,14 @@ def test_memory_does_not_grow_over_many_calls():
 
     grown_mb = peak_growth_mb(many)
     assert grown_mb < 20, f"peak memory grew by {grown_mb:.0f} MB over 1,000 runs"
+
+
+def test_notebook_summary(corpus):
+    r = neardup.Pipeline().run(read_jsonl(corpus))
+    html = r._repr_html_()
+    s = r.stats
+    for label, value in [("read", s["read"]), ("kept", s["kept"]), ("exact duplicates", s["exact_duplicates"]),
+                         ("near duplicates", s["near_duplicates"]), ("rejected", s["rejected"]),
+                         ("clusters", len(r.clusters)), ("candidates accepted", s["verified"]),
+                         ("candidates decided", s["candidates"]["candidates"])]:
+        assert f"<th style=\"text-align:left\">{label}</th><td>{value}</td>" in html, label
