@@ -243,6 +243,10 @@ fn io<T>(path: &Path, op: Op, f: impl FnOnce() -> std::io::Result<T>) -> Result<
         .map_err(|e| Error::io(path, e))
 }
 
+/// Times a taken lock is asked again, 10 ms apart, before the state counts as open
+/// elsewhere (see [`lock_dir`]).
+const LOCK_RETRIES: usize = 30;
+
 /// Takes `DIR/lock` (see the module docs); the lock lasts as long as the file is open.
 fn lock_dir(dir: &Path, unlocked: bool) -> Result<Option<File>> {
     let path = dir.join("lock");
@@ -252,7 +256,19 @@ fn lock_dir(dir: &Path, unlocked: bool) -> Result<Option<File>> {
         .write(true)
         .open(&path)
         .map_err(|e| Error::io(&path, e))?;
-    match f.try_lock() {
+    // A lock on an open file is shared, until it execs, by a process forked in between
+    // (another thread of this process spawning a program): a lock just let go can look
+    // taken for that moment. So a taken lock is asked again for a short while; a
+    // deduper that really holds it holds it for longer.
+    let mut result = f.try_lock();
+    for _ in 0..LOCK_RETRIES {
+        if !matches!(result, Err(std::fs::TryLockError::WouldBlock)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        result = f.try_lock();
+    }
+    match result {
         Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::io(
             &path,
