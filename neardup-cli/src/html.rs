@@ -112,8 +112,9 @@ pub fn wanted(d: &Dedup, sampled: &[(&'static str, usize)]) -> BTreeSet<u32> {
 }
 
 /// The terms of the records `wanted` names (ordinals of this run; saved sketches of an
-/// earlier snapshot are not read again), read back from the inputs: a second pass that
-/// parses only those records.
+/// earlier snapshot are not read again), read back from the inputs: where the first
+/// pass noted each record's place (plain JSONL, `ranges`), those records alone are
+/// read; otherwise a second pass over the inputs parses only them.
 pub fn read_terms(
     pipeline: &Pipeline,
     inputs: &[Input],
@@ -121,10 +122,46 @@ pub fn read_terms(
     max_record: usize,
     previous: usize,
     wanted: &BTreeSet<u32>,
+    ranges: &crate::kept_ranges::Ranges,
 ) -> Result<HashMap<u32, Vec<String>>> {
     let mut out = HashMap::new();
     if wanted.is_empty() {
         return Ok(out);
+    }
+    let terms = |doc: &neardup::Document| {
+        let mut t = pipeline
+            .sketcher()
+            .tokenizer()
+            .terms(&doc.body, doc.url.as_deref());
+        t.truncate(MAX_TERMS);
+        t
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let located: Option<Vec<(u32, (usize, u64, u32))>> = wanted
+            .iter()
+            .map(|&o| {
+                let k = (o as usize).checked_sub(previous)?;
+                ranges.locate(k).map(|r| (o, r))
+            })
+            .collect();
+        if let Some(located) = located {
+            let mut files: HashMap<usize, std::fs::File> = HashMap::new();
+            for (o, (input, start, len)) in located {
+                if let std::collections::hash_map::Entry::Vacant(e) = files.entry(input) {
+                    e.insert(std::fs::File::open(&inputs[input].path)?);
+                }
+                let mut buf = vec![0u8; len as usize];
+                files[&input].read_exact_at(&mut buf, start)?;
+                if let Ok(doc) =
+                    neardup::io::parse_json_record(&buf, fields, &inputs[input].name, 0)
+                {
+                    out.insert(o, terms(&doc));
+                }
+            }
+            return Ok(out);
+        }
     }
     let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     let reader = Reader::new(inputs.to_vec(), fields.clone(), false, false)
@@ -142,12 +179,7 @@ pub fn read_terms(
         }
         let source = names[rec.position.input].clone();
         if let Ok(doc) = rec.into_document(fields, &source) {
-            let mut terms = pipeline
-                .sketcher()
-                .tokenizer()
-                .terms(&doc.body, doc.url.as_deref());
-            terms.truncate(MAX_TERMS);
-            out.insert(ordinal as u32, terms);
+            out.insert(ordinal as u32, terms(&doc));
         }
     }
     Ok(out)
@@ -280,10 +312,28 @@ fn bars(
 /// has, `<ins>` what only the member has, equal stretches longer than twice
 /// [`CONTEXT`] folded (a click shows them).
 fn diff(rep: &[String], member: &[String]) -> String {
-    use similar::{capture_diff_slices, Algorithm, DiffTag};
+    use similar::{capture_diff_slices_deadline, Algorithm, DiffTag};
+    // Myers' diff costs (n + m) × d: texts that share few terms (a member chained to
+    // its representative through others) are not diffed. The bags of terms bound d
+    // from below; past a fifth of the longer text, the page says so instead.
+    let mut bag: HashMap<&str, i64> = HashMap::new();
+    for t in rep {
+        *bag.entry(t).or_default() += 1;
+    }
+    for t in member {
+        *bag.entry(t).or_default() -= 1;
+    }
+    let apart: i64 = bag.values().map(|v| v.abs()).sum();
+    if apart as usize > rep.len().max(member.len()) / 5 + 50 {
+        return format!(
+            "<p class=\"diff\">(not diffed: {apart} terms in one text and not the other)</p>"
+        );
+    }
+    // A bound on time as a last resort (the output is then coarser, never wrong).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
     let mut out = String::from("<div class=\"diff\">");
     let words = |s: &[String]| s.iter().map(|w| esc(w)).collect::<Vec<_>>().join(" ");
-    for op in capture_diff_slices(Algorithm::Myers, rep, member) {
+    for op in capture_diff_slices_deadline(Algorithm::Myers, rep, member, Some(deadline)) {
         let (old, new) = (op.old_range(), op.new_range());
         match op.tag() {
             DiffTag::Equal => {

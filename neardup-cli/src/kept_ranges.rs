@@ -77,6 +77,25 @@ impl Ranges {
     }
 }
 
+impl Ranges {
+    /// Where record `ordinal` (counted over the inputs in order, from 0) lies: its
+    /// input, and the start and length of its bytes in that file; `None` when the first
+    /// pass could not note it (an input read otherwise than from a mapping, or a record
+    /// without bytes).
+    pub fn locate(&self, ordinal: usize) -> Option<(usize, u64, u32)> {
+        let mut at = ordinal;
+        for (input, noted) in self.per_input.iter().enumerate() {
+            let noted = noted.as_ref()?;
+            if at < noted.records.len() {
+                let (start, len) = noted.records[at];
+                return (len != NO_BYTES).then_some((input, start, len));
+            }
+            at -= noted.records.len();
+        }
+        None
+    }
+}
+
 /// Elsewhere than on Unix the line-by-line way always runs.
 #[cfg(not(unix))]
 pub fn write_kept(_: &Dedup, _: &[Input], _: &Ranges, _: &Sink, _: usize) -> Result<Option<u64>> {

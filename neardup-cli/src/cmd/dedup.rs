@@ -387,8 +387,9 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     if let Some(path) = &args.html {
         let sampled = crate::html::sample(&d);
         let wanted = crate::html::wanted(&d, &sampled);
-        let terms =
-            crate::html::read_terms(&pipeline, &inputs, &fields, max_record, d.previous, &wanted)?;
+        let terms = crate::html::read_terms(
+            &pipeline, &inputs, &fields, max_record, d.previous, &wanted, &ranges,
+        )?;
         crate::html::write(
             path,
             &crate::html::Page {
