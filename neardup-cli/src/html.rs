@@ -139,7 +139,9 @@ pub fn read_terms(
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
-        let located: Option<Vec<(u32, (usize, u64, u32))>> = wanted
+        // (ordinal, (input, start, length)) of each record wanted.
+        type Located = Vec<(u32, (usize, u64, u32))>;
+        let located: Option<Located> = wanted
             .iter()
             .map(|&o| {
                 let k = (o as usize).checked_sub(previous)?;
