@@ -99,6 +99,12 @@ class Dedup:
         """A compact HTML summary (the accounting, clusters, candidates) for notebooks."""
         ...
     @property
+    def decisions(self) -> dict[str, Any]:
+        """How close stage two's decisions were: per class of pair (`same_site`,
+        `cross_site`, `unknown_site`), histograms of the candidates' Charikar agreement
+        and shared supershingles, accepted and rejected."""
+        ...
+    @property
     def mask(self) -> pa.BooleanArray:
         """One boolean per record in input order, True when it is kept."""
         ...

@@ -606,6 +606,16 @@ impl Dedup {
         to_py(py, &self.inner.stats)
     }
 
+    /// How close stage two's decisions were, as a dict: `charikar_bits`,
+    /// `supershingles`, and per class of pair (`same_site`, `cross_site`,
+    /// `unknown_site`) four histograms — `accepted_by_agreement`,
+    /// `rejected_by_agreement` (index: agreeing Charikar bits), `accepted_by_shared`,
+    /// `rejected_by_shared` (index: shared supershingles) — of the candidate pairs.
+    #[getter]
+    fn decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.decisions)
+    }
+
     /// One table as a `pyarrow.Table`: `"kept"` (ordinal, id), `"fates"` (ordinal, id,
     /// fate, of, reason; the default), `"clusters"` (representative, members, size),
     /// `"pairs"` (a, b, kind, site, shared_supershingles, charikar_agreement) or

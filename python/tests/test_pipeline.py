@@ -230,3 +230,18 @@ def test_notebook_summary(corpus):
                          ("clusters", len(r.clusters)), ("candidates accepted", s["verified"]),
                          ("candidates decided", s["candidates"]["candidates"])]:
         assert f"<th style=\"text-align:left\">{label}</th><td>{value}</td>" in html, label
+
+
+def test_decisions_histograms(corpus):
+    """Every candidate counted once, the accepted ones the verified pairs, and with the
+    uniform rule nothing accepted below the threshold or rejected at or above it."""
+    r = neardup.Pipeline().run(read_jsonl(corpus))
+    d = r.decisions
+    classes = [d[c] for c in ("same_site", "cross_site", "unknown_site")]
+    assert sum(sum(c["accepted_by_agreement"]) + sum(c["rejected_by_agreement"]) for c in classes) \
+        == r.stats["candidates"]["candidates"] > 0
+    assert sum(sum(c["accepted_by_agreement"]) for c in classes) == r.stats["verified"] > 0
+    for c in classes:
+        assert len(c["accepted_by_agreement"]) == d["charikar_bits"] + 1 == 385
+        assert sum(c["accepted_by_agreement"][:372]) == 0 and sum(c["rejected_by_agreement"][372:]) == 0
+        assert sum(c["accepted_by_shared"]) == sum(c["accepted_by_agreement"])
