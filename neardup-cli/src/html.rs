@@ -2,7 +2,8 @@
 //! anything. One self-contained page (inline CSS, SVG and a few lines of script; a
 //! content security policy that forbids every request), made from the run's report,
 //! its result and the terms of a sample of clusters read back from the inputs in a
-//! second pass (memory bounded by the sample, not the corpus).
+//! second pass (memory bounded by the sample, not the corpus); and `neardup eval
+//! --html FILE`, every algorithm's precision and recall with its errors side by side.
 //!
 //! It shows the accounting per input and in total, the rejects by code with examples,
 //! the cluster sizes and the largest clusters, how close stage two's decisions were
@@ -11,8 +12,9 @@
 //! a sample of clusters — the largest, those closest to the threshold, and a seeded
 //! random few — each member beside its representative with a word diff of the terms
 //! the algorithm compared, and the settings. Every figure taken from the report carries
-//! `data-key="PATH"` (its path in `report.json`), so a test can check the page against
-//! the file.
+//! `data-key="PATH"` (its path in `report.json`) and `data-value` (the file's value;
+//! fractions are shown to three places), so a test can check the page against the
+//! file.
 
 use crate::report::Report;
 use anyhow::Result;
@@ -212,14 +214,24 @@ fn figure(v: &Value, path: &str) -> String {
             Err(_) => &x[k],
         };
     }
+    let exact = match x {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
     let shown = match x {
+        Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap_or(f64::NAN)),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "–".to_string(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    format!("<span data-key=\"{}\">{}</span>", esc(path), esc(&shown))
+    format!(
+        "<span data-key=\"{}\" data-value=\"{}\">{}</span>",
+        esc(path),
+        esc(&exact),
+        esc(&shown)
+    )
 }
 
 /// A bar chart as inline SVG: `series` are `(label, css class, values)` stacked per
@@ -708,4 +720,114 @@ pub fn write(path: &Path, page: &Page<'_>) -> Result<u64> {
     f.write_all(html.as_bytes())?;
     f.commit()?;
     Ok(html.len() as u64)
+}
+
+/// Pairs shown per algorithm and kind of error on the eval page.
+pub const EVAL_EXAMPLES: usize = 8;
+
+/// `neardup eval --pairs FILE --html PAGE`: every algorithm's precision and recall
+/// (figures marked with their path in `--json`'s report), the precision–recall curves,
+/// and for each algorithm its first false positives and false negatives, each pair's
+/// two texts side by side as a word diff of their terms with its measures.
+pub fn eval_page(
+    pipeline: &Pipeline,
+    report: &neardup::eval::EvalReport,
+    pairs: &[neardup::eval::LabelledPair],
+    scores: &[neardup::eval::PairScores],
+    positive_min: f64,
+) -> Result<String> {
+    let v = serde_json::to_value(report)?;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
+         <title>neardup eval</title><style>{STYLE}</style></head><body>\
+         <h1>neardup eval</h1><p>{} labelled pairs: {} near-duplicates (label ≥ {positive_min}), {} not.</p>",
+        pairs.len(),
+        figure(&v, "positives"),
+        figure(&v, "negatives")
+    );
+    h.push_str("<h2>Algorithms</h2><table id=\"algorithms\"><tr><th>algorithm</th><th>TP</th><th>FP</th><th>FN</th><th>TN</th><th>precision</th><th>recall</th><th>F1</th><th>best F1 (threshold)</th></tr>");
+    for (i, a) in report.algorithms.iter().enumerate() {
+        let f = |k: &str| figure(&v, &format!("algorithms.{i}.{k}"));
+        let best = a.best.as_ref().map_or("–".to_string(), |b| {
+            format!("{:.3} (≥ {})", b.f1, b.threshold)
+        });
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&a.name),
+            f("tp"),
+            f("fp"),
+            f("fn"),
+            f("tn"),
+            f("precision"),
+            f("recall"),
+            f("f1"),
+            esc(&best)
+        );
+    }
+    h.push_str("</table>");
+    let curves: Vec<(String, Vec<(f64, f64)>)> = report
+        .algorithms
+        .iter()
+        .filter_map(|a| {
+            a.sweep.as_ref().map(|s| {
+                (
+                    a.name.clone(),
+                    s.iter().map(|p| (p.recall, p.precision)).collect(),
+                )
+            })
+        })
+        .collect();
+    if !curves.is_empty() {
+        h.push_str("<h2>Precision and recall at every threshold</h2>");
+        h.push_str(&neardup::eval::plot::pr_curves(
+            "Precision–recall on labelled pairs",
+            &curves,
+        ));
+    }
+    let tok = pipeline.sketcher().tokenizer();
+    let terms = |d: &neardup::Document| {
+        let mut t = tok.terms(&d.body, d.url.as_deref());
+        t.truncate(MAX_TERMS);
+        t
+    };
+    h.push_str("<h2>Errors, side by side</h2><p>For each algorithm, its first false positives (judged near-duplicates, labelled not) and false negatives (labelled near-duplicates, judged not): the terms compared, <del>only in the first page</del>, <ins>only in the second</ins>.</p>");
+    for a in &report.algorithms {
+        let _ = write!(
+            h,
+            "<section class=\"algorithm\" data-algorithm=\"{}\"><h3>{}</h3>",
+            esc(&a.name),
+            esc(&a.name)
+        );
+        for (kind, want_predicted) in [("false positives", true), ("false negatives", false)] {
+            let errors: Vec<usize> = (0..pairs.len())
+                .filter(|&i| {
+                    let actual = scores[i].label >= positive_min;
+                    a.predicted.get(i) == Some(&want_predicted) && actual != want_predicted
+                })
+                .collect();
+            let _ = write!(h, "<h4>{kind}: {}</h4>", errors.len());
+            for &i in errors.iter().take(EVAL_EXAMPLES) {
+                let (p, s) = (&pairs[i], &scores[i]);
+                let _ = write!(
+                    h,
+                    "<div class=\"member\" data-pair=\"{}\"><b>{}</b> · label {} · Charikar agreement {} · shared supershingles {} · estimated resemblance {:.3} · Jaccard {:.3}{}</div>",
+                    esc(&p.id),
+                    esc(&p.id),
+                    p.label,
+                    s.agreement,
+                    s.shared_supershingles,
+                    s.estimated_resemblance,
+                    s.jaccard,
+                    diff(&terms(&p.a), &terms(&p.b))
+                );
+            }
+        }
+        h.push_str("</section>");
+    }
+    let _ = writeln!(h, "<script>{SCRIPT}</script></body></html>");
+    Ok(h)
 }

@@ -37,6 +37,50 @@ fn browser(page: &Path, args: &[&str]) -> (String, String) {
     )
 }
 
+fn unescape(s: &str) -> String {
+    s.replace("&gt;", ">")
+        .replace("&lt;", "<")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+/// Checks every figure the page marks with a path (`data-key`) against the JSON report:
+/// its `data-value` is the file's value, and the number shown is that value (to three
+/// places for a fraction). Returns how many were checked.
+fn figures_match(dom: &str, rep: &serde_json::Value) -> usize {
+    let mut checked = 0;
+    for piece in dom.split("data-key=\"").skip(1) {
+        let (path, rest) = piece.split_once('"').unwrap();
+        let value = unescape(
+            rest.split("data-value=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap(),
+        );
+        let shown = unescape(rest.split_once('>').unwrap().1.split('<').next().unwrap());
+        let mut v = rep;
+        for k in path.split('.') {
+            v = match k.parse::<usize>() {
+                Ok(i) => &v[i],
+                Err(_) => &v[k],
+            };
+        }
+        let want = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(value, want, "{path}");
+        match v.as_f64() {
+            Some(f) if v.is_f64() => assert_eq!(shown, format!("{f:.3}"), "{path}"),
+            _ => assert_eq!(shown, want, "{path}"),
+        }
+        checked += 1;
+    }
+    checked
+}
+
 /// The texts of the elements `<TAG ...>` directly after `from` up to `to`.
 fn tag_texts(html: &str, tag: &str) -> Vec<String> {
     let open = format!("<{tag}>");
@@ -129,31 +173,7 @@ fn check_report(gzip: bool) {
 
     // Every figure marked with its report.json path holds the file's value.
     let rep: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let mut checked = 0;
-    for piece in dom.split("data-key=\"").skip(1) {
-        let (path, rest) = piece.split_once('"').unwrap();
-        let shown = rest[1..]
-            .split('<')
-            .next()
-            .unwrap()
-            .replace("&gt;", ">")
-            .replace("&lt;", "<")
-            .replace("&quot;", "\"")
-            .replace("&amp;", "&");
-        let mut v = &rep;
-        for k in path.split('.') {
-            v = match k.parse::<usize>() {
-                Ok(i) => &v[i],
-                Err(_) => &v[k],
-            };
-        }
-        let want = match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        assert_eq!(shown, want, "{path}");
-        checked += 1;
-    }
+    let checked = figures_match(&dom, &rep);
     assert!(checked >= 15, "{checked} figures checked");
     assert_eq!(rep["accounting"]["read"], 45);
     assert!(
@@ -194,4 +214,81 @@ fn check_report(gzip: bool) {
         "{} colours: a blank page",
         colours.len()
     );
+}
+
+/// `neardup eval --pairs --html`: the same checks on the eval page of labelled pairs
+/// written here (planted near-duplicates, unrelated pages, and pairs labelled against
+/// what the measures say, so that every algorithm has errors to show).
+#[test]
+fn the_eval_page_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.jsonl");
+    let mut lines = Vec::new();
+    for i in 0..30u64 {
+        let a = words(600, 1000 + i);
+        let mut b = a.clone();
+        let near = i % 3 != 0;
+        if near {
+            b[100] = format!("changed{i}");
+        } else {
+            b = words(600, 5000 + i);
+        }
+        // Every fifth label contradicts the texts.
+        let label = if (i % 5 == 0) != near { 1.0 } else { 0.0 };
+        lines.push(
+            serde_json::json!({"id": format!("p{i}"), "text_a": a.join(" "), "text_b": b.join(" "), "label": label})
+                .to_string(),
+        );
+    }
+    std::fs::write(&pairs, lines.join("\n") + "\n").unwrap();
+    let (page, json) = (dir.path().join("eval.html"), dir.path().join("eval.json"));
+    let status = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["eval", "--pairs"])
+        .arg(&pairs)
+        .arg("--html")
+        .arg(&page)
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (dom, log) = browser(&page, &["--dump-dom"]);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the page's script did not finish"
+    );
+    let rep: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let algorithms = rep["algorithms"].as_array().unwrap();
+    assert!(figures_match(&dom, &rep) >= 2 + 7 * algorithms.len());
+    // Each algorithm's section counts the errors the JSON counts.
+    for a in algorithms {
+        let name = a["name"].as_str().unwrap();
+        let section = dom
+            .split(&format!("data-algorithm=\"{name}\""))
+            .nth(1)
+            .unwrap()
+            .split("</section>")
+            .next()
+            .unwrap();
+        assert!(
+            section.contains(&format!("false positives: {}<", a["fp"])),
+            "{name}"
+        );
+        assert!(
+            section.contains(&format!("false negatives: {}<", a["fn"])),
+            "{name}"
+        );
+    }
+    assert!(algorithms.iter().any(|a| a["fp"].as_u64() > Some(0)));
+    assert!(algorithms.iter().any(|a| a["fn"].as_u64() > Some(0)));
+    // The planted change of a near pair shown as an error: marked exactly.
+    let p5 = dom
+        .split("data-pair=\"p5\"")
+        .nth(1)
+        .expect("p5, labelled against its texts, is shown");
+    let p5 = p5.split("</div></div>").next().unwrap();
+    assert_eq!(tag_texts(p5, "ins"), ["changed5"]);
 }

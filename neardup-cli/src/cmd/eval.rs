@@ -50,6 +50,11 @@ pub struct EvalArgs {
     /// log–log distribution of near-duplicates per document.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Write one self-contained HTML page (labelled pairs; implies --sweep): every
+    /// algorithm's precision and recall, the curves, and its false positives and false
+    /// negatives side by side as word diffs.
+    #[arg(long, conflicts_with = "corpus")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub params: Params,
 }
@@ -237,7 +242,7 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
                 .map(|(p, s)| json!({"id": p.id, "scores": s})),
         )?;
     }
-    let sweep = args.sweep || args.plot.is_some();
+    let sweep = args.sweep || args.plot.is_some() || args.html.is_some();
     let report = neardup::eval::evaluate(&pipeline, &scores, &cfg, sweep);
     println!(
         "{} pairs: {} near-duplicates (label >= {}), {} not",
@@ -274,6 +279,12 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
             "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9.3} {:>7.3} {:>6.3}{}",
             a.name, c.tp, c.fp, c.fn_, c.tn, c.precision, c.recall, c.f1, best
         );
+    }
+    if let Some(path) = &args.html {
+        let page = crate::html::eval_page(&pipeline, &report, &pairs, &scores, cfg.positive_min)?;
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(page.as_bytes())?;
+        f.commit()?;
     }
     if let Some(path) = &args.json {
         let mut f = AtomicFile::create(path)?;

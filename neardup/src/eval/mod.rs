@@ -385,6 +385,10 @@ pub struct AlgorithmResult {
     /// The sweep point of best F1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best: Option<SweepPoint>,
+    /// Its verdict on each pair, in the order of the scores (not in the JSON report:
+    /// for views of its false positives and false negatives).
+    #[serde(skip)]
+    pub predicted: Vec<bool>,
 }
 
 /// The whole evaluation.
@@ -539,8 +543,8 @@ pub fn evaluate(
             if let serde_json::Value::Object(m) = &mut params {
                 m.insert("shingle_size".into(), k.into());
             }
-            let confusion =
-                Confusion::of(scores.iter().zip(&actual).map(|(s, &a)| (verdict(s), a)));
+            let predicted: Vec<bool> = scores.iter().map(&verdict).collect();
+            let confusion = Confusion::of(predicted.iter().copied().zip(actual.iter().copied()));
             let sw = (with_sweep)
                 .then(|| {
                     score.as_ref().map(|f| {
@@ -563,6 +567,7 @@ pub fn evaluate(
                 confusion,
                 sweep: sw,
                 best,
+                predicted,
             }
         })
         .collect();
