@@ -118,8 +118,9 @@ def _pandas_records(data: Any, cols: List[str]) -> pa.RecordBatchReader:
     return pa.RecordBatchReader.from_batches(schema, gen())
 
 
-def _stream_names(data: Any) -> List[str]:
-    return list(data.schema.names)
+def _reader(data: Any) -> pa.RecordBatchReader:
+    """A one-shot Arrow stream as a ``pyarrow.RecordBatchReader``."""
+    return data if isinstance(data, pa.RecordBatchReader) else pa.RecordBatchReader.from_stream(data)
 
 
 class _Spool:
@@ -168,8 +169,8 @@ class _Spool:
 def _spooled(data: Any, fields: Dict[str, Optional[str]]):
     """``(records, spool)``: a reader of the record-field columns of a one-shot Arrow
     stream, each batch written whole to ``spool`` as it passes."""
-    reader = pa.RecordBatchReader.from_stream(data) if not isinstance(data, pa.RecordBatchReader) else data
-    cols = _columns(_stream_names(reader), fields, "stream")
+    reader = _reader(data)
+    cols = _columns(list(reader.schema.names), fields, "stream")
     spool = _Spool(reader.schema)
     picked = pa.schema([reader.schema.field(c) for c in cols])
 
@@ -266,7 +267,7 @@ def filter(result: Any, data: Any) -> Any:
         _check_rows(result, data.num_rows, "table")
         return data.filter(mask)
     if kind == "stream":
-        reader = pa.RecordBatchReader.from_stream(data) if not isinstance(data, pa.RecordBatchReader) else data
+        reader = _reader(data)
         return _filtered_stream(result, reader.schema, iter(reader), None)
     if kind == "polars":
         import polars as pl
@@ -326,7 +327,7 @@ def annotate(result: Any, data: Any) -> Any:
             return pa.RecordBatch.from_arrays(cols, schema=schema)
         return pa.Table.from_arrays(cols, schema=schema)
     if kind == "stream":
-        reader = pa.RecordBatchReader.from_stream(data) if not isinstance(data, pa.RecordBatchReader) else data
+        reader = _reader(data)
         return _annotated_stream(result, notes, reader.schema, iter(reader), None)
     if kind == "polars":
         import polars as pl
