@@ -7,12 +7,12 @@ use neardup::cluster::{ClusterMode, Keep};
 use neardup::error::{Error, Result};
 use neardup::io::Fields;
 use neardup::pipeline::{Pipeline, PipelineBuilder, Preset};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// `--preset`: a named parameter set.
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PresetArg {
     /// Seed 003's parameters ([`Preset::Paper`]).
@@ -22,7 +22,7 @@ pub enum PresetArg {
 }
 
 /// `--strategy`: stage two by class of pair.
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StrategyArg {
     /// One rule for every pair.
@@ -34,7 +34,7 @@ pub enum StrategyArg {
 }
 
 /// `--candidates`: the stage-one generator.
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CandidatesArg {
     /// Shared supershingles.
@@ -48,7 +48,7 @@ pub enum CandidatesArg {
 }
 
 /// `--charikar-features`.
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FeaturesArg {
     /// Over terms.
@@ -58,7 +58,7 @@ pub enum FeaturesArg {
 }
 
 /// `--cluster-mode`.
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterModeArg {
     /// Union-find over verified pairs.
@@ -69,7 +69,7 @@ pub enum ClusterModeArg {
 
 /// Algorithm parameters, shared by the commands; each overrides the config file,
 /// which overrides the preset.
-#[derive(Args, Default, Deserialize)]
+#[derive(Args, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Params {
     /// Named parameter set [default: paper].
@@ -396,7 +396,8 @@ impl Params {
 }
 
 /// The record field flags of the commands that read JSONL records.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct FieldArgs {
     /// JSONL field holding the id.
     #[arg(long, default_value_t = Fields::default().id)]

@@ -47,6 +47,12 @@ pub enum Command {
   neardup dedup crawl.jsonl.zst --html report.html   # look before you delete
   cat corpus.jsonl | neardup dedup - -o - > kept.jsonl")]
     Dedup(Box<DedupArgs>),
+    /// Make `dedup --html`'s page again from a finished run's saved outputs and its
+    /// inputs (the report must be of this version, with its settings).
+    #[command(after_help = "Example:
+  neardup dedup crawl.jsonl.zst -o kept.jsonl --report r.json --clusters c.jsonl --pairs p.jsonl --rejects x.jsonl --mirrors m.jsonl
+  neardup report crawl.jsonl.zst --report r.json --clusters c.jsonl --pairs p.jsonl --rejects x.jsonl --mirrors m.jsonl --html report.html")]
+    Report(cmd::report::ReportArgs),
     /// Every measure the library has for two documents, and each rule's verdict.
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
@@ -126,13 +132,24 @@ pub enum IndexCommand {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, ValueEnum, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FormatArg {
     Jsonl,
     Warc,
     Dir,
     Parquet,
+}
+
+impl From<FormatArg> for neardup::io::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Jsonl => Self::Jsonl,
+            FormatArg::Warc => Self::Warc,
+            FormatArg::Dir => Self::Dir,
+            FormatArg::Parquet => Self::Parquet,
+        }
+    }
 }
 
 pub fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {
@@ -158,6 +175,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Dedup(a) => cmd::dedup::dedup(*a).map(|_| ()),
         Command::Pair(a) => cmd::pair::pair(a),
+        Command::Report(a) => cmd::report::report(a),
         Command::Synth(a) => cmd::synth::synth(a),
         Command::Stream(a) => cmd::stream::stream(a),
         Command::Eval(a) => cmd::eval::eval(a),

@@ -3,11 +3,14 @@
 //! written down once and checked by the compiler; the fields of the JSONL lines are in
 //! alphabetical order, the order the files have always had.
 
+use crate::config::{FieldArgs, Params};
+use crate::FormatArg;
 use neardup::cluster::Cluster;
-use neardup::pipeline::{Pair, Stats};
+use neardup::pipeline::Decisions;
+use neardup::pipeline::{Fate, Pair, Stats};
 use neardup::sketch::boilerplate::{BoilerplateConfig, SiteBoilerplate};
-use neardup::{Dedup, RejectReason, SketchConfig};
-use serde::Serialize;
+use neardup::{Dedup, Pipeline, RejectReason, SketchConfig};
+use serde::{Deserialize, Serialize};
 
 /// The version of the report's schema; bumped whenever a field changes meaning or goes.
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -31,6 +34,23 @@ pub struct Report<'a> {
     pub boilerplate: Option<BoilerplateReport<'a>>,
     /// The process's peak resident memory, when the system reports it.
     pub peak_memory_bytes: Option<u64>,
+    /// Stage two's decisions: accepted and rejected candidates by Charikar agreement
+    /// and shared supershingles, per class of pair.
+    pub decisions: &'a Decisions,
+    /// What the run was given (the format, record fields and flags, merged with the
+    /// configuration file): `neardup report` rebuilds the run's pipeline from it.
+    pub settings: Settings,
+}
+
+/// The settings a run was given, as `dedup`'s flags name them.
+#[derive(Serialize, Deserialize)]
+pub struct Settings {
+    /// `--format`, when given.
+    pub format: Option<FormatArg>,
+    /// The record fields.
+    pub fields: FieldArgs,
+    /// The algorithm's flags (unset ones are null: the preset's value).
+    pub params: Params,
 }
 
 /// The settings of a run.
@@ -96,6 +116,118 @@ pub struct InputCount<'a> {
     pub rejected: u64,
     /// Kept records written to its own file (`--output-dir`).
     pub kept_written: Option<u64>,
+}
+
+impl<'a> InputCount<'a> {
+    /// An input's counts: its records and bytes as the reader counted them, and the
+    /// fates of its records tallied.
+    pub fn tally(
+        input: &'a str,
+        records: u64,
+        bytes: u64,
+        fates: &[Fate],
+        kept_written: Option<u64>,
+    ) -> Self {
+        let mut c = InputCount {
+            input,
+            records,
+            bytes,
+            kept: 0,
+            exact_duplicates: 0,
+            near_duplicates: 0,
+            rejected: 0,
+            kept_written,
+        };
+        for f in fates {
+            match f {
+                Fate::Kept => c.kept += 1,
+                Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
+                Fate::NearDuplicate { .. } => c.near_duplicates += 1,
+                Fate::Rejected { .. } => c.rejected += 1,
+                _ => {}
+            }
+        }
+        c
+    }
+
+    /// Whether its fates add up to its records, and its own file (if any) holds its
+    /// kept records.
+    pub fn holds(&self) -> bool {
+        self.records == self.kept + self.exact_duplicates + self.near_duplicates + self.rejected
+            && self.kept_written.is_none_or(|k| k == self.kept)
+    }
+}
+
+/// The dropped records of this snapshot in the clusters: each cluster keeps one
+/// member, and members of an earlier snapshot were not read.
+pub fn dropped_in_clusters(d: &Dedup) -> u64 {
+    d.clusters
+        .iter()
+        .map(|c| {
+            c.members
+                .iter()
+                .filter(|&&m| m as usize >= d.previous)
+                .count() as u64
+                - u64::from(c.representative as usize >= d.previous)
+        })
+        .sum()
+}
+
+impl<'a> Parameters<'a> {
+    /// The settings of `pipeline`.
+    pub fn of(pipeline: &'a Pipeline) -> Self {
+        let (stage_one, stage_two) = pipeline.describe();
+        Parameters {
+            sketch: pipeline.sketcher().config(),
+            stage_one,
+            stage_two,
+            charikar_threshold: pipeline.charikar_threshold(),
+            high_recall: pipeline.high_recall_threshold(),
+        }
+    }
+}
+
+impl<'a> Report<'a> {
+    /// The report of a run over records handed over in memory (the Python package's
+    /// runs): one input named `input`, nothing written, the accounting of the result's
+    /// own counts.
+    pub fn of_records(
+        d: &'a Dedup,
+        pipeline: &'a Pipeline,
+        input: &'a str,
+        settings: Settings,
+    ) -> Self {
+        let s = &d.stats;
+        let fates = &d.fates[d.previous.min(d.fates.len())..];
+        let one = InputCount::tally(input, s.read, s.bytes, fates, None);
+        let dropped = dropped_in_clusters(d);
+        let holds = one.holds() && dropped == s.exact_duplicates + s.near_duplicates;
+        Report {
+            format_version: REPORT_FORMAT_VERSION,
+            neardup_version: env!("CARGO_PKG_VERSION"),
+            inputs: vec![input],
+            parameters: Parameters::of(pipeline),
+            accounting: Accounting {
+                read: s.read,
+                previous_snapshot: s.previous,
+                kept: s.kept,
+                exact_duplicates: s.exact_duplicates,
+                near_duplicates: s.near_duplicates,
+                rejected: s.rejected,
+                per_input: vec![one],
+                kept_written: None,
+                rejects_written: None,
+                annotated_written: None,
+                dropped_in_clusters: dropped,
+                holds,
+            },
+            stats: s,
+            boilerplate: None,
+            peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
+            decisions: &d.decisions,
+            settings,
+        }
+    }
 }
 
 /// The boilerplate pass.

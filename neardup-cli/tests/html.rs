@@ -153,15 +153,60 @@ fn check_report(gzip: bool) {
     }
     let page = dir.path().join("report.html");
     let report = dir.path().join("report.json");
-    let status = Command::new(env!("CARGO_BIN_EXE_neardup"))
+    let out = |name: &str| dir.path().join(name);
+    let saved = [
+        ("--clusters", out("clusters.jsonl")),
+        ("--pairs", out("pairs.jsonl")),
+        ("--rejects", out("rejects.jsonl")),
+        ("--mirrors", out("mirrors.jsonl")),
+        ("--report", report.clone()),
+    ];
+    // Settings other than the defaults on one of the two runs: `neardup report` must
+    // take them from the report.
+    let settings: &[&str] = if gzip {
+        &[]
+    } else {
+        &[
+            "--strategy",
+            "henzinger",
+            "--shingle",
+            "6",
+            "--text-field",
+            "body",
+        ]
+    };
+    if !gzip {
+        let text = std::fs::read_to_string(&corpus).unwrap();
+        std::fs::write(&corpus, text.replace("\"text\":", "\"body\":")).unwrap();
+    }
+    let mut dedup = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    dedup
         .args(["dedup", "-q", "--html"])
         .arg(&page)
-        .arg("--report")
-        .arg(&report)
         .arg(&corpus)
-        .status()
-        .unwrap();
-    assert!(status.success());
+        .args(settings);
+    for (flag, path) in &saved {
+        dedup.arg(flag).arg(path);
+    }
+    assert!(dedup.status().unwrap().success());
+
+    // `neardup report` makes the same page from the saved outputs and the input.
+    let again = out("again.html");
+    let mut report_cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    report_cmd
+        .arg("report")
+        .arg(&corpus)
+        .arg("--html")
+        .arg(&again);
+    for (flag, path) in &saved {
+        report_cmd.arg(flag).arg(path);
+    }
+    let o = report_cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(&again).unwrap() == std::fs::read(&page).unwrap(),
+        "neardup report made another page"
+    );
 
     let (dom, log) = browser(&page, &["--dump-dom"]);
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
@@ -194,6 +239,25 @@ fn check_report(gzip: bool) {
         tag_texts(member, "del"),
         [base[60].clone(), base[700].clone()]
     );
+    // The exact copy: which rule merged it, and its measures.
+    let copy = dom
+        .split("data-member=\"copy\"")
+        .nth(1)
+        .expect("the copy is in the sample")
+        .split("</div>")
+        .next()
+        .unwrap();
+    assert!(copy.contains("exact copy · Charikar agreement"), "{copy}");
+    assert!(
+        copy.contains("estimated resemblance 1.000 · Jaccard 1.000"),
+        "{copy}"
+    );
+    if !gzip {
+        assert!(
+            dom.contains("same-site: charikar(agreement&gt;=380)"),
+            "the run's strategy shown"
+        );
+    }
 
     // A screenshot at 1280 px: decoded, many colours (text, charts), not a blank page.
     let shot = dir.path().join("shot.png");

@@ -53,7 +53,7 @@ def dedup_file(
     paths: Union[PathLike, Sequence[PathLike]],
     progress: Progress = None,
     *,
-    format: Optional[Literal["jsonl", "warc", "dir"]] = None,
+    format: Optional[Literal["jsonl", "warc", "dir", "parquet"]] = None,
     preset: Optional[Literal["paper", "recall"]] = None,
     shingle: Optional[int] = None,
     minhashes: Optional[int] = None,

@@ -114,6 +114,19 @@ class Dedup:
         `__arrow_c_stream__` object gives a `pyarrow.RecordBatchReader`). `ValueError`
         when `data` has not one row per record."""
         ...
+    def to_html(self, path: Union[str, "os.PathLike[str]"], data: Any = None) -> None:
+        """Writes the report page of `neardup dedup --html` to `path`: one
+        self-contained HTML file (no request of any kind) with the accounting, the
+        rejects by code, the cluster sizes, how close stage two's decisions were, the
+        sites and a sample of clusters, each member beside its kept representative as
+        a word diff with the pair's measures. The sample's texts come from `data`, the
+        data this result was computed from (any type `Pipeline.dedup` takes); a result
+        of `dedup_file` reads its files again when `data` is None. `ValueError` when
+        `data` has not one record per record of the result."""
+        ...
+    @property
+    def _record_fields(self) -> dict[str, Optional[str]]: ...
+    def _html(self, path: str, docs: Any) -> None: ...
     def __len__(self) -> int: ...
 
 class Pipeline:
@@ -425,7 +438,7 @@ def dedup_file(
     paths: Union[PathLike, Sequence[PathLike]],
     progress: Optional[ProgressFn] = None,
     *,
-    format: Optional[Literal["jsonl", "warc", "dir"]] = None,
+    format: Optional[Literal["jsonl", "warc", "dir", "parquet"]] = None,
     preset: Optional[Literal["paper", "recall"]] = None,
     shingle: Optional[int] = None,
     minhashes: Optional[int] = None,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -222,33 +222,49 @@ def _dataset_records(data: Any, fields: Dict[str, Optional[str]]):
     return pa.RecordBatchReader.from_batches(schema, gen())
 
 
+def _records(data: Any, fields: Dict[str, Optional[str]]) -> Tuple[Any, Optional[_Spool]]:
+    """``(records, spool)``: what ``Pipeline.run`` reads of ``data`` (its record-field
+    columns, as Arrow batches where it is a frame), and the spool a one-shot stream
+    was written to (else None)."""
+    kind = _kind(data)
+    if kind == "table" or kind == "batch":
+        return _sliced(data.select(_columns(data.schema.names, fields, "table"))), None
+    if kind == "stream":
+        return _spooled(data, fields)
+    if kind == "polars":
+        return _polars_records(data, _columns(data.columns, fields, "DataFrame")), None
+    if kind == "lazy":
+        return _lazy_records(data, fields), None
+    if kind == "pandas":
+        cols = _columns([c for c in data.columns if isinstance(c, str)], fields, "DataFrame")
+        return _pandas_records(data, cols), None
+    if kind == "dataset":
+        return _dataset_records(data, fields), None
+    return data, None
+
+
 def run(pipeline: Any, data: Any, progress: Any, keep: Callable[[Any], Any]) -> Any:
     """Runs ``pipeline`` over ``data`` and returns ``keep(result, data_or_spool)``'s
     value: the shared part of :meth:`Pipeline.dedup` and ``annotate``."""
-    fields = pipeline.record_fields
-    kind = _kind(data)
-    if kind == "table" or kind == "batch":
-        result = pipeline.run(_sliced(data.select(_columns(data.schema.names, fields, "table"))), progress)
-        return keep(result, data)
-    if kind == "stream":
-        records, spool = _spooled(data, fields)
-        try:
-            result = pipeline.run(records, progress)
-        except BaseException:
+    records, spool = _records(data, pipeline.record_fields)
+    try:
+        result = pipeline.run(records, progress)
+    except BaseException:
+        if spool is not None:
             spool.close()
-            raise
-        return keep(result, spool)
-    if kind == "polars":
-        result = pipeline.run(_polars_records(data, _columns(data.columns, fields, "DataFrame")), progress)
-        return keep(result, data)
-    if kind == "lazy":
-        return keep(pipeline.run(_lazy_records(data, fields), progress), data)
-    if kind == "pandas":
-        cols = _columns([c for c in data.columns if isinstance(c, str)], fields, "DataFrame")
-        return keep(pipeline.run(_pandas_records(data, cols), progress), data)
-    if kind == "dataset":
-        return keep(pipeline.run(_dataset_records(data, fields), progress), data)
-    return keep(pipeline.run(data, progress), data)
+        raise
+    return keep(result, data if spool is None else spool)
+
+
+def to_html(result: Any, path: Any, data: Any) -> None:
+    """Writes ``result``'s report page, the sample's texts taken from ``data`` (see
+    :meth:`neardup.Dedup.to_html`)."""
+    records, spool = _records(data, result._record_fields)
+    try:
+        result._html(os.fspath(path), records)
+    finally:
+        if spool is not None:
+            spool.close()
 
 
 def _check_rows(result: Any, rows: int, what: str) -> None:

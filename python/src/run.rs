@@ -114,6 +114,26 @@ impl Pipeline {
         })
     }
 
+    /// What a result of this pipeline keeps of it; `inputs`: the files it read.
+    fn made(&self, inputs: Option<Vec<Input>>) -> Made {
+        let f = &self.extras.fields;
+        Made {
+            pipeline: self.built.clone(),
+            settings: neardup_cli::report::Settings {
+                format: None,
+                fields: neardup_cli::config::FieldArgs {
+                    id_field: f.id.clone(),
+                    text_field: f.text.clone(),
+                    html_field: f.html.clone(),
+                    url_field: f.url.clone(),
+                },
+                params: self.params.clone(),
+            },
+            fields: f.clone(),
+            inputs,
+        }
+    }
+
     /// The library's pipeline (with a progress callback, if any).
     pub fn build(
         &self,
@@ -225,7 +245,10 @@ impl Pipeline {
         // Checked against the records the input stream itself counted.
         d.reconcile(handed.load(std::sync::atomic::Ordering::Relaxed))
             .map_err(crate::to_py_err)?;
-        Ok(Dedup { inner: d })
+        Ok(Dedup {
+            inner: d,
+            made: Some(Arc::new(self.made(None))),
+        })
     }
 
     /// The settings as the command line's report prints them.
@@ -386,6 +409,17 @@ impl Pair {
 pub struct Dedup {
     /// The library's result.
     pub inner: neardup::Dedup,
+    /// What made it, for its report page ([`Dedup::to_html`]).
+    pub made: Option<Arc<Made>>,
+}
+
+/// What made a result: the pipeline of its settings, the settings as a report states
+/// them, the record fields, and the files it read (`dedup_file`).
+pub struct Made {
+    pipeline: neardup::Pipeline,
+    settings: neardup_cli::report::Settings,
+    fields: neardup::io::Fields,
+    inputs: Option<Vec<Input>>,
 }
 
 fn fate_of(d: &neardup::Dedup, i: usize) -> Fate {
@@ -425,6 +459,48 @@ fn batch(cols: Vec<(Field, ArrayRef)>) -> PyResult<RecordBatch> {
 const TABLES: [&str; 5] = ["kept", "fates", "clusters", "pairs", "annotations"];
 
 impl Dedup {
+    fn made(&self) -> PyResult<&Made> {
+        self.made.as_deref().ok_or_else(|| {
+            PyValueError::new_err("this result does not know the pipeline that made it")
+        })
+    }
+
+    /// Writes the page, the sample's documents given by `read` (ordinals wanted to
+    /// documents), with the GIL released.
+    fn write_html(
+        &self,
+        py: Python<'_>,
+        path: &std::path::Path,
+        read: impl FnOnce(
+                &std::collections::BTreeSet<u32>,
+            ) -> anyhow::Result<std::collections::HashMap<u32, neardup::Document>>
+            + Send,
+    ) -> PyResult<()> {
+        let made = self.made()?;
+        let report = neardup_cli::report::Report::of_records(
+            &self.inner,
+            &made.pipeline,
+            "data",
+            neardup_cli::report::Settings {
+                format: made.settings.format,
+                fields: made.settings.fields.clone(),
+                params: made.settings.params.clone(),
+            },
+        );
+        let report =
+            serde_json::to_value(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let d = &self.inner;
+        let pipeline = &made.pipeline;
+        without_gil(py, move || {
+            let page = neardup_cli::html::run::prepare_run(d, pipeline, read)
+                .and_then(|p| p.render(report, pipeline))
+                .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+            neardup_cli::html::write(path, &page)
+                .map_err(|e| PyValueError::new_err(format!("{path:?}: {e:#}")))?;
+            Ok(())
+        })
+    }
+
     fn arrow(&self, name: &str) -> PyResult<RecordBatch> {
         let d = &self.inner;
         let id = |o: u32| Some(d.ids[o as usize].clone());
@@ -681,6 +757,91 @@ impl Dedup {
             .call_method1("filter", (slf.clone(), data))
     }
 
+    /// Writes the report page of `neardup dedup --html` for this result to `path`: one
+    /// self-contained HTML file (no request of any kind) to look at before deleting
+    /// anything — the accounting, the rejects by code, the cluster sizes, how close
+    /// stage two's decisions were, the sites, and a sample of clusters (the largest, the
+    /// closest to the threshold, a seeded random few), each member beside its kept
+    /// representative as a word diff with the pair's measures. The sample's texts come
+    /// from `data`, the data this result was computed from (any type
+    /// `Pipeline.dedup` takes; a one-shot stream must be given again); a result of
+    /// `dedup_file` reads its files again when `data` is None. `ValueError` when
+    /// `data` does not have one record per record of this result.
+    #[pyo3(signature = (path, data=None))]
+    fn to_html(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        path: PathBuf,
+        data: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        if let Some(data) = data {
+            py.import("neardup.frames")?
+                .call_method1("to_html", (slf.clone(), path, data))?;
+            return Ok(());
+        }
+        let me = slf.get();
+        let made = me.made()?;
+        let Some(inputs) = made.inputs.clone() else {
+            return Err(PyValueError::new_err(
+                "to_html(path, data): give the data this result was computed from (its texts are read back for the sample)",
+            ));
+        };
+        let fields = made.fields.clone();
+        let max_record = made.pipeline.max_record_bytes();
+        let previous = me.inner.previous;
+        me.write_html(py, &path, move |wanted| {
+            let ranges = neardup_cli::kept_ranges::Ranges::new(inputs.len(), false);
+            neardup_cli::html::run::read_by_ordinal(
+                &inputs, &fields, max_record, previous, wanted, &ranges,
+            )
+        })
+    }
+
+    /// The record fields of the pipeline that made this result (`to_html` reads them).
+    #[getter]
+    fn _record_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.made()?.fields;
+        let d = PyDict::new(py);
+        d.set_item("id", &f.id)?;
+        d.set_item("text", &f.text)?;
+        d.set_item("html", &f.html)?;
+        d.set_item("url", &f.url)?;
+        d.set_item("site", &f.site)?;
+        d.set_item("priority", &f.priority)?;
+        Ok(d)
+    }
+
+    /// `to_html`'s work once `data` is records as `Pipeline.run` reads them.
+    fn _html(&self, py: Python<'_>, path: PathBuf, docs: &Bound<'_, PyAny>) -> PyResult<()> {
+        let made = self.made()?;
+        let failure = Failure::default();
+        let records = Records::new(docs, made.fields.clone(), false, failure.clone())?;
+        let expected = self.inner.fates.len() - self.inner.previous;
+        let previous = self.inner.previous;
+        let written = self.write_html(py, &path, move |wanted| {
+            let mut out = std::collections::HashMap::new();
+            let mut n = 0usize;
+            for (k, r) in records.enumerate() {
+                n = k + 1;
+                let ordinal = (previous + k) as u32;
+                if let (true, Ok(doc)) = (wanted.contains(&ordinal), r) {
+                    out.insert(ordinal, doc);
+                }
+            }
+            if n != expected {
+                anyhow::bail!(
+                    "data: {n} records, but the result is of {expected}: give the data this result was computed from"
+                );
+            }
+            Ok(out)
+        });
+        // An exception raised by the data itself comes first.
+        match failure.take() {
+            Some(e) => Err(e),
+            None => written,
+        }
+    }
+
     fn __len__(&self) -> usize {
         self.inner.fates.len()
     }
@@ -717,9 +878,9 @@ impl Dedup {
 }
 
 /// Deduplicates files as `neardup dedup` reads them: JSONL (plain, gzip or zstd,
-/// recognized by their bytes), WARC, or directories of `.txt` / `.html` files; `paths`
+/// recognized by their bytes), Parquet, WARC, or directories of `.txt` / `.html` files; `paths`
 /// is one path or a list, read in the order given. Keywords as for `Pipeline`, plus
-/// `format` (`"jsonl"`, `"warc"`, `"dir"`; default: by name). Returns a `Dedup`
+/// `format` (`"jsonl"`, `"warc"`, `"dir"`, `"parquet"`; default: by name). Returns a `Dedup`
 /// whose accounting has been checked against the reader's own record count.
 #[pyfunction]
 #[pyo3(signature = (paths, progress=None, **params))]
@@ -736,16 +897,11 @@ pub fn dedup_file(
     let format = match kw.get_item("format")? {
         Some(f) => {
             kw.del_item("format")?;
-            match f.extract::<String>()?.as_str() {
-                "jsonl" => Some(neardup::io::Format::Jsonl),
-                "warc" => Some(neardup::io::Format::Warc),
-                "dir" => Some(neardup::io::Format::Dir),
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "format {other:?}: expected \"jsonl\", \"warc\" or \"dir\""
-                    )))
-                }
-            }
+            let name = f.extract::<String>()?;
+            Some(
+                name.parse::<neardup::io::Format>()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            )
         }
         None => None,
     };
@@ -769,6 +925,7 @@ pub fn dedup_file(
         }
         inputs.push(Input::detect(path, name.clone(), format));
     }
+    let made = Arc::new(p.made(Some(inputs.clone())));
     let failure = Failure::default();
     let mut pipeline = p.build(progress, &failure)?;
     let fields = p.extras.fields.clone();
@@ -813,5 +970,8 @@ pub fn dedup_file(
     if let Some(e) = failure.take() {
         return Err(e);
     }
-    Ok(Dedup { inner: result? })
+    Ok(Dedup {
+        inner: result?,
+        made: Some(made),
+    })
 }

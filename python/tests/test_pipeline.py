@@ -6,6 +6,7 @@ import json
 import threading
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import neardup
@@ -46,8 +47,12 @@ def test_run_matches_cli(cli, corpus, tmp_path, settings):
     assert as_cli(p.run(table.to_batches(max_chunksize=37)[0])) == as_cli(
         p.run(docs[:37]))
     assert as_cli(p.run(table.to_reader(max_chunksize=50))) == expected
-    # Files, as the CLI reads them.
+    # Files, as the CLI reads them; Parquet too, named or found by its bytes.
     assert as_cli(neardup.dedup_file(str(corpus), **settings)) == expected
+    parquet = tmp_path / "corpus.data"
+    pq.write_table(table, parquet)
+    assert as_cli(neardup.dedup_file(parquet, format="parquet", **settings)) == expected
+    assert as_cli(neardup.dedup_file(parquet, **settings)) == expected
 
 
 def test_fates_and_accounting(corpus):

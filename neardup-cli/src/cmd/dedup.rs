@@ -2,7 +2,7 @@
 
 use crate::config::{FieldArgs, Params};
 use crate::report::{
-    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, Report,
+    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, Report, Settings,
     REPORT_FORMAT_VERSION,
 };
 use crate::*;
@@ -120,12 +120,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         .as_deref()
         .and_then(|s| s.strip_prefix("field:"))
         .map(str::to_owned);
-    let format = args.format.map(|f| match f {
-        FormatArg::Jsonl => Format::Jsonl,
-        FormatArg::Warc => Format::Warc,
-        FormatArg::Dir => Format::Dir,
-        FormatArg::Parquet => Format::Parquet,
-    });
+    let format = args.format.map(Format::from);
     // Inputs; standard input is spooled to a temporary file for the second pass.
     let mut spool = None;
     let inputs: Vec<Input> = if args.inputs.is_empty() {
@@ -254,29 +249,46 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     }
     d.reconcile(counter.records())?;
 
-    // Second pass: kept records, annotations and rejects, in input order.
-    let written = crate::writeback::write_back(
-        &d,
-        &inputs,
-        &fields,
-        max_record,
-        &ranges,
-        crate::writeback::Targets {
-            output: args
-                .output
-                .as_ref()
-                .map(|p| crate::output::Sink::create(std::path::Path::new(p), pipeline.threads()))
-                .transpose()?,
-            output_dir: args.output_dir.as_deref(),
-            annotate: args
-                .annotate
-                .as_ref()
-                .map(|p| crate::output::Sink::create(p, pipeline.threads()))
-                .transpose()?,
-            rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
-        },
-        pipeline.threads(),
-    )?;
+    // Second pass: kept records, annotations and rejects, in input order; meanwhile
+    // the HTML page's sample is read back and rendered.
+    let targets = crate::writeback::Targets {
+        output: args
+            .output
+            .as_ref()
+            .map(|p| crate::output::Sink::create(std::path::Path::new(p), pipeline.threads()))
+            .transpose()?,
+        output_dir: args.output_dir.as_deref(),
+        annotate: args
+            .annotate
+            .as_ref()
+            .map(|p| crate::output::Sink::create(p, pipeline.threads()))
+            .transpose()?,
+        rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
+    };
+    let (written, prepared) = std::thread::scope(|scope| {
+        let prepared = args.html.as_ref().map(|_| {
+            scope.spawn(|| {
+                crate::html::run::prepare_run(&d, &pipeline, |wanted| {
+                    crate::html::run::read_by_ordinal(
+                        &inputs, &fields, max_record, d.previous, wanted, &ranges,
+                    )
+                })
+            })
+        });
+        let written = crate::writeback::write_back(
+            &d,
+            &inputs,
+            &fields,
+            max_record,
+            &ranges,
+            targets,
+            pipeline.threads(),
+        );
+        let prepared = prepared.map(|h| h.join().expect("the HTML page's thread panicked"));
+        (written, prepared)
+    });
+    let written = written?;
+    let prepared = prepared.transpose()?;
     let (kept_written, rejects_written) = (written.kept, written.rejects);
     drop(spool);
     if let Some(path) = &args.clusters {
@@ -290,17 +302,7 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
     }
     // The outputs against the reader's count: the kept and rejected records written,
     // and the dropped records of the clusters (each cluster keeps one member).
-    let dropped_in_clusters: u64 = d
-        .clusters
-        .iter()
-        .map(|c| {
-            c.members
-                .iter()
-                .filter(|&&m| m as usize >= d.previous)
-                .count() as u64
-                - u64::from(c.representative as usize >= d.previous)
-        })
-        .sum();
+    let dropped_in_clusters = crate::report::dropped_in_clusters(&d);
     let st = &d.stats;
     // Per input: its records' fates (inputs hold consecutive ordinals, as many as the
     // reader counted) and what was written to its own file.
@@ -311,52 +313,24 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
         .zip(&written.per_input_kept)
         .map(|((i, (records, bytes)), kept_written)| {
             let end = (start + records as usize).min(d.fates.len());
-            let mut c = InputCount {
-                input: &i.name,
-                records,
-                bytes,
-                kept: 0,
-                exact_duplicates: 0,
-                near_duplicates: 0,
-                rejected: 0,
-                kept_written: *kept_written,
-            };
-            for f in &d.fates[start.min(end)..end] {
-                match f {
-                    Fate::Kept => c.kept += 1,
-                    Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
-                    Fate::NearDuplicate { .. } => c.near_duplicates += 1,
-                    Fate::Rejected { .. } => c.rejected += 1,
-                    _ => {}
-                }
-            }
+            let fates = &d.fates[start.min(end)..end];
             start = end;
-            c
+            InputCount::tally(&i.name, records, bytes, fates, *kept_written)
         })
         .collect();
-    let per_input_holds = per_input.iter().all(|c| {
-        c.records == c.kept + c.exact_duplicates + c.near_duplicates + c.rejected
-            && c.kept_written.is_none_or(|k| k == c.kept)
-    });
+    let per_input_holds = per_input.iter().all(InputCount::holds);
     let holds = st.read == counter.records()
         && per_input_holds
         && kept_written.is_none_or(|k| k == st.kept)
         && rejects_written.is_none_or(|r| r == st.rejected)
         && written.annotated.is_none_or(|a| a == st.read)
         && dropped_in_clusters == st.exact_duplicates + st.near_duplicates;
-    let (stage1, stage2) = pipeline.describe();
     let s = &d.stats;
     let report = Report {
         format_version: REPORT_FORMAT_VERSION,
         neardup_version: env!("CARGO_PKG_VERSION"),
         inputs: inputs.iter().map(|i| i.name.as_str()).collect(),
-        parameters: Parameters {
-            sketch: pipeline.sketcher().config(),
-            stage_one: stage1,
-            stage_two: stage2,
-            charikar_threshold: pipeline.charikar_threshold(),
-            high_recall: pipeline.high_recall_threshold(),
-        },
+        parameters: Parameters::of(&pipeline),
         accounting: Accounting {
             read: s.read,
             previous_snapshot: s.previous,
@@ -383,23 +357,16 @@ pub fn dedup(args: DedupArgs) -> Result<usize> {
             sites: b.report(),
         }),
         peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
+        decisions: &d.decisions,
+        settings: Settings {
+            format: args.format,
+            fields: args.fields.clone(),
+            params: params.clone(),
+        },
     };
-    if let Some(path) = &args.html {
-        let sampled = crate::html::sample(&d);
-        let wanted = crate::html::wanted(&d, &sampled);
-        let terms = crate::html::read_terms(
-            &pipeline, &inputs, &fields, max_record, d.previous, &wanted, &ranges,
-        )?;
-        crate::html::write(
-            path,
-            &crate::html::Page {
-                report: &report,
-                dedup: &d,
-                pipeline: &pipeline,
-                sampled: &sampled,
-                terms: &terms,
-            },
-        )?;
+    if let (Some(path), Some(prepared)) = (&args.html, prepared) {
+        let page = prepared.render(serde_json::to_value(&report)?, &pipeline)?;
+        crate::html::write(path, &page)?;
     }
     if let Some(path) = &args.report {
         let mut f = AtomicFile::create(path)?;
