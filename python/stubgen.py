@@ -66,16 +66,16 @@ DEFS: Dict[str, tuple] = {
         "An online deduper (see the class); the settings as for `Pipeline`.", True),
     "dedup_file": (
         ["paths: Union[PathLike, Sequence[PathLike]]", "progress: Optional[ProgressFn] = None", "*",
-         "format: Optional[Literal[\"jsonl\", \"warc\", \"dir\"]] = None"], "Dedup",
+         "format: Optional[Literal[\"jsonl\", \"warc\", \"dir\", \"parquet\"]] = None"], "Dedup",
         "Deduplicates files as `neardup dedup` reads them: JSONL (plain, gzip or zstd, "
-        "recognized by their bytes), WARC, or directories of `.txt` / `.html` files; `paths` "
+        "recognized by their bytes), Parquet, WARC, or directories of `.txt` / `.html` files; `paths` "
         "is one path or a list, read in the order given. Settings as for `Pipeline`; "
-        "`format` (`\"jsonl\"`, `\"warc\"`, `\"dir\"`; default: by name). Returns a `Dedup` "
+        "`format` (`\"jsonl\"`, `\"warc\"`, `\"dir\"`, `\"parquet\"`; default: by name). Returns a `Dedup` "
         "whose accounting has been checked against the reader's own record count.", False),
     "init.dedup_file": (
         ["paths: Union[PathLike, Sequence[PathLike]]", "progress: Progress = None", "*",
-         "format: Optional[Literal[\"jsonl\", \"warc\", \"dir\"]] = None"], "Dedup",
-        "Deduplicates files as `neardup dedup` reads them (JSONL, WARC, directories), with "
+         "format: Optional[Literal[\"jsonl\", \"warc\", \"dir\", \"parquet\"]] = None"], "Dedup",
+        "Deduplicates files as `neardup dedup` reads them (JSONL, Parquet, WARC, directories), with "
         "the progress of `Pipeline.run`; settings as for `Pipeline`.", False),
     "sketch_batch": (
         ["batch: Any", "json_column: Optional[str] = None", "source_column: Optional[str] = None",

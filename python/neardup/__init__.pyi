@@ -90,8 +90,8 @@ def dedup_file(
     url_field: str = "url",
     strict: bool = False,
 ) -> Dedup:
-    """Deduplicates files as `neardup dedup` reads them (JSONL, WARC, directories), with
-    the progress of `Pipeline.run`; settings as for `Pipeline`.
+    """Deduplicates files as `neardup dedup` reads them (JSONL, Parquet, WARC,
+    directories), with the progress of `Pipeline.run`; settings as for `Pipeline`.
     """
     ...
 # </generated>

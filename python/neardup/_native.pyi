@@ -476,10 +476,11 @@ def dedup_file(
     strict: bool = False,
 ) -> Dedup:
     """Deduplicates files as `neardup dedup` reads them: JSONL (plain, gzip or zstd,
-    recognized by their bytes), WARC, or directories of `.txt` / `.html` files;
-    `paths` is one path or a list, read in the order given. Settings as for
-    `Pipeline`; `format` (`"jsonl"`, `"warc"`, `"dir"`; default: by name). Returns a
-    `Dedup` whose accounting has been checked against the reader's own record count.
+    recognized by their bytes), Parquet, WARC, or directories of `.txt` / `.html`
+    files; `paths` is one path or a list, read in the order given. Settings as for
+    `Pipeline`; `format` (`"jsonl"`, `"warc"`, `"dir"`, `"parquet"`; default: by
+    name). Returns a `Dedup` whose accounting has been checked against the reader's
+    own record count.
     """
     ...
 # </generated>
