@@ -293,19 +293,7 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
         f.commit()?;
     }
     if let Some(path) = &args.plot {
-        let curves: Vec<(String, Vec<(f64, f64)>)> = report
-            .algorithms
-            .iter()
-            .filter_map(|a| {
-                a.sweep.as_ref().map(|s| {
-                    (
-                        a.name.clone(),
-                        s.iter().map(|p| (p.recall, p.precision)).collect(),
-                    )
-                })
-            })
-            .collect();
-        let svg = neardup::eval::plot::pr_curves("Precision–recall on labelled pairs", &curves);
+        let svg = report.plot();
         let mut f = AtomicFile::create(path)?;
         f.write_all(svg.as_bytes())?;
         f.commit()?;

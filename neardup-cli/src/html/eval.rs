@@ -50,24 +50,9 @@ pub fn eval_page(
         );
     }
     h.push_str("</table>");
-    let curves: Vec<(String, Vec<(f64, f64)>)> = report
-        .algorithms
-        .iter()
-        .filter_map(|a| {
-            a.sweep.as_ref().map(|s| {
-                (
-                    a.name.clone(),
-                    s.iter().map(|p| (p.recall, p.precision)).collect(),
-                )
-            })
-        })
-        .collect();
-    if !curves.is_empty() {
+    if report.algorithms.iter().any(|a| a.sweep.is_some()) {
         h.push_str("<h2>Precision and recall at every threshold</h2>");
-        h.push_str(&neardup::eval::plot::pr_curves(
-            "Precision–recall on labelled pairs",
-            &curves,
-        ));
+        h.push_str(&report.plot());
     }
     let tok = pipeline.sketcher().tokenizer();
     let terms = |d: &neardup::Document| {

@@ -403,6 +403,28 @@ pub struct EvalReport {
     pub algorithms: Vec<AlgorithmResult>,
 }
 
+impl EvalReport {
+    /// The precision–recall curve of every algorithm swept: `(name, [(recall,
+    /// precision)])`, as [`plot::pr_curves`] draws them.
+    pub fn curves(&self) -> Vec<(String, Vec<(f64, f64)>)> {
+        self.algorithms
+            .iter()
+            .filter_map(|a| {
+                let s = a.sweep.as_ref()?;
+                Some((
+                    a.name.clone(),
+                    s.iter().map(|p| (p.recall, p.precision)).collect(),
+                ))
+            })
+            .collect()
+    }
+
+    /// The curves drawn as one SVG chart.
+    pub fn plot(&self) -> String {
+        plot::pr_curves("Precision–recall on labelled pairs", &self.curves())
+    }
+}
+
 /// Precision/recall of "score ≥ t" for every distinct score `t`, highest first.
 pub fn sweep(scores: &[(f64, bool)]) -> Vec<SweepPoint> {
     let mut s: Vec<(f64, bool)> = scores.to_vec();
