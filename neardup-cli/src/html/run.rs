@@ -642,10 +642,11 @@ impl Page<'_> {
         let _ = write!(
             h,
             "<p>Stage two on {} candidate pairs: the Charikar agreement and the shared \
-             supershingles (each one 14 min-values agreeing: stage one's min-hash measure) \
+             supershingles (each one {} min-values agreeing: stage one's min-hash measure) \
              of those it accepted and those it rejected, by class of pair, the class's \
              filter marked.</p>",
-            dec.total()
+            dec.total(),
+            self.pipeline.sketcher().config().supershingle_width()
         );
         let rule = self.pipeline.rule();
         for (name, class, c) in [
