@@ -126,7 +126,7 @@ pub fn write_back(
     fields: &Fields,
     max_record: usize,
     ranges: &crate::kept_ranges::Ranges,
-    mut t: Targets<'_>,
+    t: Targets<'_>,
     threads: usize,
 ) -> Result<Written> {
     if t.output.is_none() && t.output_dir.is_none() && t.annotate.is_none() && t.rejects.is_none() {
@@ -149,255 +149,340 @@ pub fn write_back(
             });
         }
     }
-    let notes = Notes::new(d);
-    let mut ordinal = d.previous;
-    let (mut kept_n, mut rejects_n, mut annotated_n) = (0u64, 0u64, 0u64);
-    let mut per_input_kept = Vec::with_capacity(inputs.len());
-    let fate_at = |o: usize| -> Result<&Fate> {
-        d.fates
-            .get(o)
-            .context("input changed between the two passes (more records the second time)")
+    let output_dir = t.output_dir;
+    let mut pass = Pass {
+        d,
+        notes: Notes::new(d),
+        ordinal: d.previous,
+        t,
+        own: None,
+        counts: Written::default(),
+        own_n: 0,
     };
     for input in inputs {
-        let mut own = match t.output_dir {
+        pass.own = match output_dir {
             Some(dir) => Some(Sink::create(&dir.join(&input.shard), threads)?),
             None => None,
         };
-        let mut own_n = 0u64;
-        let mut reject =
-            |ordinal: usize, position: u64, file: Option<&str>, reason: &Fate| -> Result<()> {
-                if let (Some(r), Fate::Rejected { reason }) = (t.rejects.as_mut(), reason) {
-                    let id = d.ids.get(ordinal).filter(|i| !i.is_empty());
-                    serde_json::to_writer(
-                        &mut *r,
-                        &RejectLine::new(
-                            (ordinal - d.previous) as u64,
-                            &input.name,
-                            position,
-                            file,
-                            id.map(String::as_str),
-                            reason,
-                        ),
-                    )?;
-                    r.write_all(b"\n")?;
-                    rejects_n += 1;
-                }
-                Ok(())
-            };
-        if input.format == Format::Parquet {
-            // The first pass made one rejection of an input it could not open.
-            let Ok(rows) = Rows::open(&input.path, None) else {
-                let f = fate_at(ordinal)?;
-                if !matches!(f, Fate::Rejected { .. }) {
-                    bail!(
-                        "{}: cannot be opened any more (the input changed)",
-                        input.name
-                    );
-                }
-                if let Some(a) = t.annotate.as_mut() {
-                    let reason = reason_of(f);
-                    a.line(&notes.note(ordinal, &reason).standalone(&input.name, 0))
-                        .with_context(|| format!("{} cannot be read", input.name))?;
-                    annotated_n += 1;
-                }
-                reject(ordinal, 0, None, f)?;
-                ordinal += 1;
-                if let Some(o) = own {
-                    o.commit()?;
-                }
-                per_input_kept.push(t.output_dir.map(|_| own_n));
-                continue;
-            };
-            let schema = rows.schema();
-            let mut row = 0u64;
-            for piece in rows {
-                match piece {
-                    Piece::Batch(b) => {
-                        let n = b.num_rows();
-                        if ordinal + n > d.fates.len() {
-                            bail!(
-                                "input changed between the two passes ({} has more rows)",
-                                input.name
-                            );
-                        }
-                        let fates = &d.fates[ordinal..ordinal + n];
-                        if let Some(j) = fates.iter().position(|f| {
-                            matches!(f, Fate::Rejected { reason } if reason.code() == "damaged_rows")
-                        }) {
-                            bail!(
-                                "{}: row {} could not be decoded in the first pass but can be now \
-                                 (the input changed)",
-                                input.name,
-                                row + j as u64 + 1
-                            );
-                        }
-                        let mask: BooleanArray = fates
-                            .iter()
-                            .map(|f| Some(matches!(f, Fate::Kept)))
-                            .collect();
-                        let kept = arrow::compute::filter_record_batch(&b, &mask)?;
-                        if let Some(o) = t.output.as_mut() {
-                            o.batch(&kept)?;
-                            kept_n += kept.num_rows() as u64;
-                        }
-                        if let Some(o) = own.as_mut() {
-                            o.batch(&kept)?;
-                            own_n += kept.num_rows() as u64;
-                        }
-                        if let Some(a) = t.annotate.as_mut() {
-                            let reasons: Vec<Option<String>> =
-                                fates.iter().map(reason_of).collect();
-                            let ns = notes.run(ordinal, &reasons);
-                            a.batch(&annotate_batch(&b, &ns)?)?;
-                            annotated_n += n as u64;
-                        }
-                        for (j, f) in fates.iter().enumerate() {
-                            reject(ordinal + j, row + j as u64 + 1, None, f)?;
-                        }
-                        ordinal += n;
-                        row += n as u64;
-                    }
-                    Piece::Damaged {
-                        first_row, rows: n, ..
-                    } => {
-                        let n = n as usize;
-                        if ordinal + n > d.fates.len() {
-                            bail!(
-                                "input changed between the two passes ({} has more rows)",
-                                input.name
-                            );
-                        }
-                        let fates = &d.fates[ordinal..ordinal + n];
-                        if !fates.iter().all(|f| matches!(f, Fate::Rejected { .. })) {
-                            bail!(
-                                "{}: rows from {first_row} cannot be decoded with all their columns \
-                                 (the first pass read the fields' columns only): the file is \
-                                 damaged outside them",
-                                input.name
-                            );
-                        }
-                        if let Some(a) = t.annotate.as_mut() {
-                            let reasons: Vec<Option<String>> =
-                                fates.iter().map(reason_of).collect();
-                            let ns = notes.run(ordinal, &reasons);
-                            match a {
-                                Sink::Parquet { .. } => {
-                                    a.batch(&annotate_batch(&null_rows(&schema, n)?, &ns)?)?
-                                }
-                                Sink::Lines { .. } => {
-                                    for (j, note) in ns.iter().enumerate() {
-                                        a.line(
-                                            &note.standalone(&input.name, first_row + j as u64),
-                                        )?;
-                                    }
-                                }
-                            }
-                            annotated_n += n as u64;
-                        }
-                        for (j, f) in fates.iter().enumerate() {
-                            reject(ordinal + j, first_row + j as u64, None, f)?;
-                        }
-                        ordinal += n;
-                        row += n as u64;
-                    }
-                }
-            }
-        } else if input.format == Format::Jsonl {
-            // JSONL lines come lent from the read buffer, unparsed: a kept line is
-            // written as it was read, and only a rejected one is looked at again
-            // (`Note::annotate_line`).
-            let mut lines = JsonlLines::open(input, max_record)?;
-            while let Some(line) = lines.next() {
-                let f = fate_at(ordinal)?;
-                let (at, raw) = match line {
-                    JsonlLine::Record { at, bytes } => (at, Some(bytes)),
-                    JsonlLine::TooLarge { at, .. } | JsonlLine::Unreadable { at, .. } => (at, None),
-                };
-                if let (Fate::Kept, Some(bytes)) = (f, raw) {
-                    if let Some(o) = t.output.as_mut() {
-                        o.line(bytes)?;
-                        kept_n += 1;
-                    }
-                    if let Some(o) = own.as_mut() {
-                        o.line(bytes)?;
-                        own_n += 1;
-                    }
-                }
-                if let Some(a) = t.annotate.as_mut() {
-                    let reason = reason_of(f);
-                    let note = notes.note(ordinal, &reason);
-                    let line = raw
-                        .and_then(|raw| note.annotate_line(raw))
-                        .unwrap_or_else(|| note.standalone(&input.name, at));
-                    a.line(&line)?;
-                    annotated_n += 1;
-                }
-                reject(ordinal, at, None, f)?;
-                ordinal += 1;
-            }
-        } else {
-            // WARC and directory records, parsed again.
-            let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
-                .max_record_bytes(max_record);
-            for rec in reader {
-                let rec = rec?;
-                let f = fate_at(ordinal)?;
-                let doc = || match &rec.doc {
-                    Some(Ok(doc)) => Some(crate::doc_json(doc)),
-                    _ => None,
-                };
-                if matches!(f, Fate::Kept) {
-                    let bytes = match doc() {
-                        Some(v) => serde_json::to_vec(&v)?,
-                        None => Vec::new(),
-                    };
-                    if let Some(o) = t.output.as_mut() {
-                        o.line(&bytes)?;
-                        kept_n += 1;
-                    }
-                    if let Some(o) = own.as_mut() {
-                        o.line(&bytes)?;
-                        own_n += 1;
-                    }
-                }
-                if let Some(a) = t.annotate.as_mut() {
-                    let reason = reason_of(f);
-                    let note = notes.note(ordinal, &reason);
-                    let line = doc()
-                        .map(|v| note.annotate_object(v))
-                        .unwrap_or_else(|| note.standalone(&input.name, rec.position.at));
-                    a.line(&line)?;
-                    annotated_n += 1;
-                }
-                reject(ordinal, rec.position.at, rec.position.file.as_deref(), f)?;
-                ordinal += 1;
-            }
+        pass.own_n = 0;
+        match input.format {
+            Format::Parquet => pass.parquet(input)?,
+            Format::Jsonl => pass.jsonl(input, max_record)?,
+            _ => pass.parsed(input, fields, max_record)?,
         }
-        if let Some(o) = own {
+        if let Some(o) = pass.own.take() {
             o.commit()?;
         }
-        per_input_kept.push(t.output_dir.map(|_| own_n));
+        let own_n = pass.own_n;
+        pass.counts.per_input_kept.push(output_dir.map(|_| own_n));
     }
-    if ordinal != d.fates.len() {
-        bail!(
-            "input changed between the two passes ({ordinal} records, then {})",
-            d.fates.len()
-        );
+    pass.finish()
+}
+
+/// The second pass under way: where it writes, what it wrote, the next ordinal.
+struct Pass<'a, 't> {
+    d: &'a Dedup,
+    notes: Notes<'a>,
+    ordinal: usize,
+    t: Targets<'t>,
+    /// The current input's own file (`--output-dir`).
+    own: Option<Sink>,
+    /// Lines or rows written so far to `-o`, the rejects and the annotated output
+    /// (each counted once its target is written to), and per input.
+    counts: Written,
+    /// Kept records written to the current input's own file.
+    own_n: u64,
+}
+
+impl<'a> Pass<'a, '_> {
+    /// Record `o`'s fate; an error when the input has more records than the first
+    /// pass read.
+    fn fate_at(&self, o: usize) -> Result<&'a Fate> {
+        self.d
+            .fates
+            .get(o)
+            .context("input changed between the two passes (more records the second time)")
     }
-    let w = Written {
-        kept: t.output.is_some().then_some(kept_n),
-        rejects: t.rejects.is_some().then_some(rejects_n),
-        annotated: t.annotate.is_some().then_some(annotated_n),
-        per_input_kept,
-    };
-    if let Some(o) = t.output {
-        o.commit()?;
+
+    /// The fates of the next `n` records, or an error naming the input that grew.
+    fn fates(&self, n: usize, input: &Input) -> Result<&'a [Fate]> {
+        if self.ordinal + n > self.d.fates.len() {
+            bail!(
+                "input changed between the two passes ({} has more rows)",
+                input.name
+            );
+        }
+        Ok(&self.d.fates[self.ordinal..self.ordinal + n])
     }
-    if let Some(a) = t.annotate {
-        a.commit()?;
+
+    /// A kept record's line, to `-o` and to the input's own file.
+    fn kept_line(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Some(o) = self.t.output.as_mut() {
+            o.line(bytes)?;
+            *self.counts.kept.get_or_insert(0) += 1;
+        }
+        if let Some(o) = self.own.as_mut() {
+            o.line(bytes)?;
+            self.own_n += 1;
+        }
+        Ok(())
     }
-    if let Some(r) = t.rejects {
-        r.commit()?;
+
+    /// Kept rows, to `-o` and to the input's own file.
+    fn kept_batch(&mut self, kept: &arrow::array::RecordBatch) -> Result<()> {
+        let n = kept.num_rows() as u64;
+        if let Some(o) = self.t.output.as_mut() {
+            o.batch(kept)?;
+            *self.counts.kept.get_or_insert(0) += n;
+        }
+        if let Some(o) = self.own.as_mut() {
+            o.batch(kept)?;
+            self.own_n += n;
+        }
+        Ok(())
     }
-    Ok(w)
+
+    /// One annotated line (the note of record `ordinal`, on `raw` when there is one).
+    fn annotated_line(
+        &mut self,
+        ordinal: usize,
+        line: impl FnOnce(&Note) -> Vec<u8>,
+    ) -> Result<()> {
+        if let Some(a) = self.t.annotate.as_mut() {
+            let reason = reason_of(&self.d.fates[ordinal]);
+            let note = self.notes.note(ordinal, &reason);
+            a.line(&line(&note))?;
+            *self.counts.annotated.get_or_insert(0) += 1;
+        }
+        Ok(())
+    }
+
+    /// The rejects line of record `ordinal`, when it was rejected.
+    fn reject(
+        &mut self,
+        ordinal: usize,
+        input: &Input,
+        position: u64,
+        file: Option<&str>,
+    ) -> Result<()> {
+        let d = self.d;
+        if let (Some(r), Fate::Rejected { reason }) = (self.t.rejects.as_mut(), &d.fates[ordinal]) {
+            let id = d.ids.get(ordinal).filter(|i| !i.is_empty());
+            let line = RejectLine::new(
+                (ordinal - d.previous) as u64,
+                &input.name,
+                position,
+                file,
+                id.map(String::as_str),
+                reason,
+            );
+            serde_json::to_writer(&mut *r, &line)?;
+            r.write_all(b"\n")?;
+            *self.counts.rejects.get_or_insert(0) += 1;
+        }
+        Ok(())
+    }
+
+    /// A Parquet input, batch by batch: the kept rows through a mask, every row's
+    /// annotation as columns (or lines), the damaged rows' rejects.
+    fn parquet(&mut self, input: &Input) -> Result<()> {
+        // The first pass made one rejection of an input it could not open.
+        let Ok(rows) = Rows::open(&input.path, None) else {
+            if !matches!(self.fate_at(self.ordinal)?, Fate::Rejected { .. }) {
+                bail!(
+                    "{}: cannot be opened any more (the input changed)",
+                    input.name
+                );
+            }
+            let o = self.ordinal;
+            self.annotated_line(o, |n| n.standalone(&input.name, 0))
+                .with_context(|| format!("{} cannot be read", input.name))?;
+            self.reject(o, input, 0, None)?;
+            self.ordinal += 1;
+            return Ok(());
+        };
+        let schema = rows.schema();
+        let mut row = 0u64;
+        for piece in rows {
+            let n = match piece {
+                Piece::Batch(b) => {
+                    self.parquet_batch(input, &b, row)?;
+                    b.num_rows()
+                }
+                Piece::Damaged {
+                    first_row, rows: n, ..
+                } => {
+                    self.parquet_damaged(input, &schema, first_row, n as usize)?;
+                    n as usize
+                }
+            };
+            self.ordinal += n;
+            row += n as u64;
+        }
+        Ok(())
+    }
+
+    /// One decoded batch of a Parquet input, its first row numbered `row + 1`.
+    fn parquet_batch(
+        &mut self,
+        input: &Input,
+        b: &arrow::array::RecordBatch,
+        row: u64,
+    ) -> Result<()> {
+        let fates = self.fates(b.num_rows(), input)?;
+        if let Some(j) = fates
+            .iter()
+            .position(|f| matches!(f, Fate::Rejected { reason } if reason.code() == "damaged_rows"))
+        {
+            bail!(
+                "{}: row {} could not be decoded in the first pass but can be now \
+                 (the input changed)",
+                input.name,
+                row + j as u64 + 1
+            );
+        }
+        let mask: BooleanArray = fates
+            .iter()
+            .map(|f| Some(matches!(f, Fate::Kept)))
+            .collect();
+        self.kept_batch(&arrow::compute::filter_record_batch(b, &mask)?)?;
+        if let Some(a) = self.t.annotate.as_mut() {
+            let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
+            let ns = self.notes.run(self.ordinal, &reasons);
+            a.batch(&annotate_batch(b, &ns)?)?;
+            *self.counts.annotated.get_or_insert(0) += fates.len() as u64;
+        }
+        for j in 0..fates.len() {
+            self.reject(self.ordinal + j, input, row + j as u64 + 1, None)?;
+        }
+        Ok(())
+    }
+
+    /// `n` rows of a Parquet input that cannot be decoded, from `first_row`: all
+    /// rejected by the first pass, annotated as null rows (or lines).
+    fn parquet_damaged(
+        &mut self,
+        input: &Input,
+        schema: &arrow::datatypes::SchemaRef,
+        first_row: u64,
+        n: usize,
+    ) -> Result<()> {
+        let fates = self.fates(n, input)?;
+        if !fates.iter().all(|f| matches!(f, Fate::Rejected { .. })) {
+            bail!(
+                "{}: rows from {first_row} cannot be decoded with all their columns \
+                 (the first pass read the fields' columns only): the file is \
+                 damaged outside them",
+                input.name
+            );
+        }
+        if let Some(a) = self.t.annotate.as_mut() {
+            let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
+            let ns = self.notes.run(self.ordinal, &reasons);
+            match a {
+                Sink::Parquet { .. } => a.batch(&annotate_batch(&null_rows(schema, n)?, &ns)?)?,
+                Sink::Lines { .. } => {
+                    for (j, note) in ns.iter().enumerate() {
+                        a.line(&note.standalone(&input.name, first_row + j as u64))?;
+                    }
+                }
+            }
+            *self.counts.annotated.get_or_insert(0) += n as u64;
+        }
+        for j in 0..n {
+            self.reject(self.ordinal + j, input, first_row + j as u64, None)?;
+        }
+        Ok(())
+    }
+
+    /// A JSONL input: lines come lent from the read buffer, unparsed; a kept line is
+    /// written as it was read, and only a rejected one is looked at again
+    /// (`Note::annotate_line`).
+    fn jsonl(&mut self, input: &Input, max_record: usize) -> Result<()> {
+        let mut lines = JsonlLines::open(input, max_record)?;
+        while let Some(line) = lines.next() {
+            let o = self.ordinal;
+            let f = self.fate_at(o)?;
+            let (at, raw) = match line {
+                JsonlLine::Record { at, bytes } => (at, Some(bytes)),
+                JsonlLine::TooLarge { at, .. } | JsonlLine::Unreadable { at, .. } => (at, None),
+            };
+            if let (Fate::Kept, Some(bytes)) = (f, raw) {
+                self.kept_line(bytes)?;
+            }
+            self.annotated_line(o, |note| {
+                raw.and_then(|raw| note.annotate_line(raw))
+                    .unwrap_or_else(|| note.standalone(&input.name, at))
+            })?;
+            self.reject(o, input, at, None)?;
+            self.ordinal += 1;
+        }
+        Ok(())
+    }
+
+    /// A WARC or directory input: its records parsed again, a kept one written as the
+    /// JSON of its document.
+    fn parsed(&mut self, input: &Input, fields: &Fields, max_record: usize) -> Result<()> {
+        let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
+            .max_record_bytes(max_record);
+        for rec in reader {
+            let rec = rec?;
+            let o = self.ordinal;
+            let f = self.fate_at(o)?;
+            let doc = || match &rec.doc {
+                Some(Ok(doc)) => Some(crate::doc_json(doc)),
+                _ => None,
+            };
+            if matches!(f, Fate::Kept) {
+                let bytes = match doc() {
+                    Some(v) => serde_json::to_vec(&v)?,
+                    None => Vec::new(),
+                };
+                self.kept_line(&bytes)?;
+            }
+            self.annotated_line(o, |note| {
+                doc()
+                    .map(|v| note.annotate_object(v))
+                    .unwrap_or_else(|| note.standalone(&input.name, rec.position.at))
+            })?;
+            self.reject(o, input, rec.position.at, rec.position.file.as_deref())?;
+            self.ordinal += 1;
+        }
+        Ok(())
+    }
+
+    /// Checks that every record was met again, commits the outputs, and says what
+    /// was written.
+    fn finish(self) -> Result<Written> {
+        if self.ordinal != self.d.fates.len() {
+            bail!(
+                "input changed between the two passes ({} records, then {})",
+                self.ordinal,
+                self.d.fates.len()
+            );
+        }
+        let t = self.t;
+        let w = Written {
+            kept: t.output.is_some().then(|| self.counts.kept.unwrap_or(0)),
+            rejects: t
+                .rejects
+                .is_some()
+                .then(|| self.counts.rejects.unwrap_or(0)),
+            annotated: t
+                .annotate
+                .is_some()
+                .then(|| self.counts.annotated.unwrap_or(0)),
+            per_input_kept: self.counts.per_input_kept,
+        };
+        if let Some(o) = t.output {
+            o.commit()?;
+        }
+        if let Some(a) = t.annotate {
+            a.commit()?;
+        }
+        if let Some(r) = t.rejects {
+            r.commit()?;
+        }
+        Ok(w)
+    }
 }
