@@ -3,10 +3,11 @@
 //! [`Params::builder`] turns them into a [`PipelineBuilder`].
 
 use clap::{Args, ValueEnum};
-use neardup::cluster::{ClusterMode, Keep};
+use neardup::cluster::{ClusterMode, KeepRule};
 use neardup::error::{Error, Result};
 use neardup::io::Fields;
 use neardup::pipeline::{Pipeline, PipelineBuilder, Preset};
+use neardup::verify::{SiteMode, SiteRule};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -245,6 +246,21 @@ impl Params {
         Ok(Some(c))
     }
 
+    /// `--site` as the library's rule (`host` when unset).
+    pub fn site_rule(&self) -> Result<SiteRule> {
+        self.site.as_deref().unwrap_or("host").parse()
+    }
+
+    /// The record field holding the site (`--site field:NAME`), if any.
+    pub fn site_field(&self) -> Result<Option<String>> {
+        Ok(self.site_rule()?.field().map(str::to_owned))
+    }
+
+    /// `--keep` as the library's rule (`first` when unset).
+    pub fn keep_rule(&self) -> Result<KeepRule> {
+        self.keep.as_deref().unwrap_or("first").parse()
+    }
+
     /// The pipeline builder and the priority field, if any.
     pub fn builder(&self) -> Result<(PipelineBuilder, Option<String>)> {
         let mut b = Pipeline::builder();
@@ -254,51 +270,71 @@ impl Params {
                 PresetArg::Recall => Preset::Recall,
             });
         }
-        {
-            let c = b.sketch_config_mut();
-            if let Some(v) = self.shingle {
-                c.shingle_size = v;
-            }
-            if let Some(v) = self.minhashes {
-                c.minhashes = v;
-            }
-            if let Some(v) = self.supershingles {
-                c.supershingles = v;
-            }
-            if let Some(v) = self.charikar_bits {
-                c.charikar_bits = v;
-            }
-            if let Some(f) = self.charikar_features {
-                c.charikar_features = match f {
-                    FeaturesArg::Terms => neardup::Features::Terms,
-                    FeaturesArg::Shingles => neardup::Features::Shingles,
-                };
-            }
-            if let Some(v) = self.seed {
-                c.seed = v;
-            }
-            if let Some(v) = self.simhash {
-                c.simhash = v;
-            }
-        }
+        self.sketch_settings(b.sketch_config_mut());
         if let Some(v) = self.min_shared {
             b.min_shared(v);
         }
-        match self.site.as_deref() {
-            None | Some("host") => {}
-            Some("host-no-www") => {
-                b.site_mode(neardup::verify::SiteMode::HostNoWww);
-            }
-            Some("domain") => {
-                b.site_mode(neardup::verify::SiteMode::Domain);
-            }
-            Some(f) if f.starts_with("field:") && f.len() > 6 => {}
-            Some(other) => {
-                return Err(Error::Config(format!(
-                    "--site {other:?}: expected host, host-no-www, domain or field:NAME"
-                )))
+        match self.site_rule()? {
+            SiteRule::Url(SiteMode::Host) | SiteRule::Field(_) => {}
+            rule => {
+                b.site_mode(rule.mode());
             }
         }
+        self.strategy_settings(&mut b)?;
+        self.candidate_settings(&mut b)?;
+        if let Some(v) = self.charikar_threshold {
+            b.charikar_threshold(v);
+        }
+        if self.high_recall.is_some() {
+            b.high_recall(self.high_recall);
+        }
+        if let Some(m) = self.cluster_mode {
+            b.cluster_mode(match m {
+                ClusterModeArg::Transitive => ClusterMode::Transitive,
+                ClusterModeArg::Verified => ClusterMode::Verified,
+            });
+        }
+        let keep = self.keep_rule()?;
+        if keep != KeepRule::First {
+            b.keep(keep.keep());
+        }
+        b.threads(self.threads);
+        if let Some(v) = self.max_document_bytes {
+            b.max_document_bytes(v);
+        }
+        Ok((b, keep.field().map(str::to_owned)))
+    }
+
+    /// The sketch's settings: shingles, min-hashes, supershingles, projections, seed.
+    fn sketch_settings(&self, c: &mut neardup::SketchConfig) {
+        if let Some(v) = self.shingle {
+            c.shingle_size = v;
+        }
+        if let Some(v) = self.minhashes {
+            c.minhashes = v;
+        }
+        if let Some(v) = self.supershingles {
+            c.supershingles = v;
+        }
+        if let Some(v) = self.charikar_bits {
+            c.charikar_bits = v;
+        }
+        if let Some(f) = self.charikar_features {
+            c.charikar_features = match f {
+                FeaturesArg::Terms => neardup::Features::Terms,
+                FeaturesArg::Shingles => neardup::Features::Shingles,
+            };
+        }
+        if let Some(v) = self.seed {
+            c.seed = v;
+        }
+        if let Some(v) = self.simhash {
+            c.simhash = v;
+        }
+    }
+
+    /// Stage two by class of pair (`--strategy` and its thresholds).
+    fn strategy_settings(&self, b: &mut PipelineBuilder) -> Result<()> {
         match self.strategy {
             None | Some(StrategyArg::Uniform) => {}
             Some(StrategyArg::Henzinger) | Some(StrategyArg::Custom) => {
@@ -316,6 +352,12 @@ impl Params {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Stage one's generator (`--candidates` and its settings); Pugh's checksums are
+    /// computed when any Pugh setting is given, for `eval` and `pair`.
+    fn candidate_settings(&self, b: &mut PipelineBuilder) -> Result<()> {
         let limits = neardup::candidates::BucketLimits::default();
         let pugh_default = neardup::sketch::pugh::PughConfig::default();
         let pugh_cfg = neardup::sketch::pugh::PughConfig {
@@ -356,42 +398,9 @@ impl Params {
                 || self.pugh_repeats.is_some()
                 || self.pugh_ordered.is_some())
         {
-            // Pugh settings without Pugh candidates: checksums for `eval` and `pair`.
             b.sketch_config_mut().pugh = Some(pugh_cfg);
         }
-        if let Some(v) = self.charikar_threshold {
-            b.charikar_threshold(v);
-        }
-        if self.high_recall.is_some() {
-            b.high_recall(self.high_recall);
-        }
-        if let Some(m) = self.cluster_mode {
-            b.cluster_mode(match m {
-                ClusterModeArg::Transitive => ClusterMode::Transitive,
-                ClusterModeArg::Verified => ClusterMode::Verified,
-            });
-        }
-        let mut priority = None;
-        match self.keep.as_deref() {
-            None | Some("first") => {}
-            Some("longest") => {
-                b.keep(Keep::Longest);
-            }
-            Some(k) if k.starts_with("priority:") && k.len() > 9 => {
-                b.keep(Keep::Priority);
-                priority = Some(k[9..].to_string());
-            }
-            Some(k) => {
-                return Err(Error::Config(format!(
-                    "--keep {k:?}: expected first, longest or priority:FIELD"
-                )))
-            }
-        }
-        b.threads(self.threads);
-        if let Some(v) = self.max_document_bytes {
-            b.max_document_bytes(v);
-        }
-        Ok((b, priority))
+        Ok(())
     }
 }
 

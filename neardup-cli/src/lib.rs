@@ -13,7 +13,7 @@ pub mod report;
 pub mod writeback;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 pub use cmd::dedup::DedupArgs;
 pub use cmd::eval::EvalArgs;
 pub use cmd::pair::PairArgs;
@@ -21,7 +21,6 @@ pub use cmd::sketch::SketchArgs;
 pub use cmd::synth::SynthArgs;
 use neardup::persist::AtomicFile;
 use neardup::{Body, Document};
-use serde::Deserialize;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -132,24 +131,9 @@ pub enum IndexCommand {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FormatArg {
-    Jsonl,
-    Warc,
-    Dir,
-    Parquet,
-}
-
-impl From<FormatArg> for neardup::io::Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Jsonl => Self::Jsonl,
-            FormatArg::Warc => Self::Warc,
-            FormatArg::Dir => Self::Dir,
-            FormatArg::Parquet => Self::Parquet,
-        }
-    }
+/// `--format`: the library's [`Format`](neardup::io::Format), by its name.
+pub fn parse_format(s: &str) -> std::result::Result<neardup::io::Format, String> {
+    s.parse().map_err(|e: neardup::Error| e.to_string())
 }
 
 pub fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {

@@ -4,7 +4,6 @@
 //! alphabetical order, the order the files have always had.
 
 use crate::config::{FieldArgs, Params};
-use crate::FormatArg;
 use neardup::cluster::Cluster;
 use neardup::pipeline::Decisions;
 use neardup::pipeline::{Fate, Pair, Stats};
@@ -46,7 +45,7 @@ pub struct Report<'a> {
 #[derive(Serialize, Deserialize)]
 pub struct Settings {
     /// `--format`, when given.
-    pub format: Option<FormatArg>,
+    pub format: Option<neardup::io::Format>,
     /// The record fields.
     pub fields: FieldArgs,
     /// The algorithm's flags (unset ones are null: the preset's value).

@@ -85,6 +85,56 @@ pub enum Keep {
     Priority,
 }
 
+/// Which member is kept, as settings spell it: `first`, `longest` or
+/// `priority:FIELD` (the record field holding the priority).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeepRule {
+    /// [`Keep::First`].
+    First,
+    /// [`Keep::Longest`].
+    Longest,
+    /// [`Keep::Priority`], read from the record field of this name.
+    Priority(String),
+}
+
+impl std::str::FromStr for KeepRule {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        Ok(match s {
+            "first" => KeepRule::First,
+            "longest" => KeepRule::Longest,
+            _ => match s.strip_prefix("priority:").filter(|f| !f.is_empty()) {
+                Some(f) => KeepRule::Priority(f.to_string()),
+                None => {
+                    return Err(crate::error::Error::Config(format!(
+                        "--keep {s:?}: expected first, longest or priority:FIELD"
+                    )))
+                }
+            },
+        })
+    }
+}
+
+impl KeepRule {
+    /// The rule the clusters apply.
+    pub fn keep(&self) -> Keep {
+        match self {
+            KeepRule::First => Keep::First,
+            KeepRule::Longest => Keep::Longest,
+            KeepRule::Priority(_) => Keep::Priority,
+        }
+    }
+
+    /// The record field holding the priority, when it is one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            KeepRule::Priority(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
 /// How verified pairs become clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -164,5 +214,26 @@ impl ClusterStats {
             s.size_histogram[k] += 1;
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod rule_tests {
+    use super::{Keep, KeepRule};
+
+    /// The spellings of `--keep` (and the Python and TOML keyword): each name, a
+    /// priority field, and the refusals with the accepted spellings named.
+    #[test]
+    fn keep_rules_parse_as_documented() {
+        let r: KeepRule = "first".parse().unwrap();
+        assert_eq!((r.keep(), r.field()), (Keep::First, None));
+        let r: KeepRule = "longest".parse().unwrap();
+        assert_eq!((r.keep(), r.field()), (Keep::Longest, None));
+        let r: KeepRule = "priority:rank".parse().unwrap();
+        assert_eq!((r.keep(), r.field()), (Keep::Priority, Some("rank")));
+        for bad in ["priority:", "Priority:x", "last", ""] {
+            let e = bad.parse::<KeepRule>().unwrap_err().to_string();
+            assert!(e.contains("first, longest or priority:FIELD"), "{bad}: {e}");
+        }
     }
 }

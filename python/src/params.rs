@@ -111,11 +111,7 @@ pub fn settings(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
     let params = params.merged().map_err(crate::to_py_err)?;
     let (builder, priority) = params.builder().map_err(crate::to_py_err)?;
     fields.priority = priority;
-    fields.site = params
-        .site
-        .as_deref()
-        .and_then(|s| s.strip_prefix("field:"))
-        .map(str::to_owned);
+    fields.site = params.site_field().map_err(crate::to_py_err)?;
     if params.boilerplate == Some(true) {
         params.boilerplate().map_err(crate::to_py_err)?;
     }

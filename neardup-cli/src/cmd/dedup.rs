@@ -35,9 +35,10 @@ pub struct DedupArgs {
     /// glob stand for their files in sorted path order; any other directory is a
     /// directory of documents. Without any, the bundled demo corpus.
     pub inputs: Vec<String>,
-    /// Input format, instead of detecting it from the name.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    /// Input format (jsonl, warc, dir or parquet), instead of detecting it from the
+    /// name and content.
+    #[arg(long, value_parser = crate::parse_format)]
+    pub format: Option<Format>,
     /// Write the kept records here (`-` for standard output), in input order, in the
     /// input's format: JSONL lines unchanged, Parquet rows with the input's schema (a
     /// name ending in `.parquet`); compressed as the name says (`.gz`, `.zst`, `.bz2`,
@@ -122,15 +123,10 @@ pub fn saved_sketches(
 pub fn dedup(mut args: DedupArgs) -> Result<usize> {
     let params = std::mem::take(&mut args.params).merged()?;
     let (mut builder, priority) = params.builder()?;
-    let site_field = params
-        .site
-        .as_deref()
-        .and_then(|s| s.strip_prefix("field:"))
-        .map(str::to_owned);
-    let fields = args.fields.fields(priority, site_field);
+    let fields = args.fields.fields(priority, params.site_field()?);
     // Standard input (or the demo corpus) is spooled to a temporary file, for the
     // second pass; it lives until then.
-    let (inputs, spool) = open_inputs(&args.inputs, args.format.map(Format::from))?;
+    let (inputs, spool) = open_inputs(&args.inputs, args.format)?;
     let bar = progress_bar(args.quiet, &inputs);
     let read_bytes = Arc::new(AtomicU64::new(0));
     {
@@ -168,15 +164,7 @@ pub fn dedup(mut args: DedupArgs) -> Result<usize> {
     let (written, prepared) = second_pass(&args, &first, &pipeline, &inputs, &fields)?;
     drop(spool);
     let d = first.dedup;
-    if let Some(path) = &args.clusters {
-        write_jsonl(path, d.clusters.iter().map(|c| ClusterLine::new(&d, c)))?;
-    }
-    if let Some(path) = &args.pairs {
-        write_jsonl(path, d.pairs.iter().map(|p| PairLine::new(&d, p)))?;
-    }
-    if let Some(path) = &args.mirrors {
-        write_jsonl(path, d.mirrors().iter())?;
-    }
+    write_lists(&args, &d)?;
     let settings = Settings {
         format: args.format,
         fields: args.fields.clone(),
@@ -222,6 +210,20 @@ pub fn dedup(mut args: DedupArgs) -> Result<usize> {
         .name("neardup-free".into())
         .spawn(move || drop(d));
     Ok(saved)
+}
+
+/// The clusters, pairs and mirror report, each when asked for.
+fn write_lists(args: &DedupArgs, d: &Dedup) -> Result<()> {
+    if let Some(path) = &args.clusters {
+        write_jsonl(path, d.clusters.iter().map(|c| ClusterLine::new(d, c)))?;
+    }
+    if let Some(path) = &args.pairs {
+        write_jsonl(path, d.pairs.iter().map(|p| PairLine::new(d, p)))?;
+    }
+    if let Some(path) = &args.mirrors {
+        write_jsonl(path, d.mirrors().iter())?;
+    }
+    Ok(())
 }
 
 /// The run's report (what `--report` writes and the HTML page shows).

@@ -72,9 +72,9 @@ impl neardup::verify::filter::PairFilter for KeepNothing {
     }
 }
 
+/// `eval --corpus FILE --truth FILE`: every algorithm run over a corpus with planted
+/// near-duplicates, scored against the truth.
 pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> Result<()> {
-    use neardup::candidates::{BucketLimits, CharikarBlocks, PughChecksums, SimhashCandidates};
-    use neardup::verify::filter::AcceptAll;
     let input = Input::detect(corpus, corpus, None);
     let mut docs = Vec::new();
     for rec in Reader::new(vec![input], Fields::default(), false, false) {
@@ -83,102 +83,8 @@ pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path)
         }
     }
     let truth = neardup::eval::read_truth(truth)?;
-    let limits = BucketLimits::default();
-    let (combined, _) = params.builder()?;
-    let mut algos: Vec<(String, Pipeline)> = vec![("combined".into(), combined.build()?)];
-    algos.push((
-        "broder".into(),
-        Pipeline::builder().filter(Arc::new(AcceptAll)).build()?,
-    ));
-    algos.push((
-        "charikar-blocks".into(),
-        Pipeline::builder()
-            .candidates(Arc::new(CharikarBlocks {
-                max_distance: CharikarBlocks::DEFAULT_MAX_DISTANCE,
-                limits,
-            }))
-            .filter(Arc::new(AcceptAll))
-            .build()?,
-    ));
-    algos.push((
-        "simhash64".into(),
-        Pipeline::builder()
-            .candidates(Arc::new(SimhashCandidates {
-                design: neardup::index::Design::k3_10(),
-            }))
-            .filter(Arc::new(AcceptAll))
-            .build()?,
-    ));
-    let mut pugh = Pipeline::builder();
-    pugh.sketch_config_mut().pugh = Some(neardup::sketch::pugh::PughConfig::default());
-    algos.push((
-        "pugh".into(),
-        pugh.candidates(Arc::new(PughChecksums { limits }))
-            .filter(Arc::new(AcceptAll))
-            .build()?,
-    ));
-    algos.push((
-        "exact".into(),
-        Pipeline::builder().filter(Arc::new(KeepNothing)).build()?,
-    ));
-    algos.push((
-        "recall-preset".into(),
-        Pipeline::builder().preset(Preset::Recall).build()?,
-    ));
-    let results = neardup::eval::evaluate_corpus(&docs, &truth, &algos)?;
-    println!(
-        "{} documents, {} truth pairs listed",
-        docs.len(),
-        truth.len()
-    );
-    println!(
-        "{:<16} {:>9} {:>9} {:>7} {:>6}   {:>15} {:>15}  {:>8} {:>9}",
-        "algorithm",
-        "reported",
-        "precision",
-        "recall",
-        "F1",
-        "same-site P/R",
-        "cross-site P/R",
-        "seconds",
-        "peak MB"
-    );
-    for r in &results {
-        println!(
-            "{:<16} {:>9} {:>9.3} {:>7.3} {:>6.3}   {:>7.3}/{:<7.3} {:>7.3}/{:<7.3}  {:>8.2} {:>9.0}",
-            r.name,
-            r.all.reported,
-            r.all.precision,
-            r.all.recall,
-            r.f1,
-            r.same_site.precision,
-            r.same_site.recall,
-            r.cross_site.precision,
-            r.cross_site.recall,
-            r.seconds,
-            r.peak_rss_bytes.unwrap_or(0) as f64 / 1e6
-        );
-    }
-    // Recall per kind of planted pair.
-    let kinds: Vec<&str> = results
-        .first()
-        .map(|r| r.recall_by_kind.iter().map(|k| k.0.as_str()).collect())
-        .unwrap_or_default();
-    if kinds.len() > 1 || kinds.first().is_some_and(|k| !k.is_empty()) {
-        println!();
-        print!("{:<16}", "recall by kind");
-        for k in &kinds {
-            print!(" {:>9}", if k.is_empty() { "(none)" } else { k });
-        }
-        println!();
-        for r in &results {
-            print!("{:<16}", r.name);
-            for (_, n, f) in &r.recall_by_kind {
-                print!(" {:>9.3}", *f as f64 / (*n).max(1) as f64);
-            }
-            println!();
-        }
-    }
+    let results = neardup::eval::evaluate_corpus(&docs, &truth, &corpus_algorithms(params)?)?;
+    print_corpus_results(&results, docs.len(), truth.len());
     if let Some(path) = &args.json {
         let mut f = AtomicFile::create(path)?;
         serde_json::to_writer_pretty(
@@ -212,6 +118,110 @@ pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path)
         f.commit()?;
     }
     Ok(())
+}
+
+/// The algorithms `eval --corpus` compares: the configured pipeline, each stage-one
+/// generator alone, exact duplicates alone, and the recall preset.
+fn corpus_algorithms(params: &Params) -> Result<Vec<(String, Pipeline)>> {
+    use neardup::candidates::{BucketLimits, CharikarBlocks, PughChecksums, SimhashCandidates};
+    use neardup::verify::filter::AcceptAll;
+    let limits = BucketLimits::default();
+    let (combined, _) = params.builder()?;
+    let mut pugh = Pipeline::builder();
+    pugh.sketch_config_mut().pugh = Some(neardup::sketch::pugh::PughConfig::default());
+    Ok(vec![
+        ("combined".into(), combined.build()?),
+        (
+            "broder".into(),
+            Pipeline::builder().filter(Arc::new(AcceptAll)).build()?,
+        ),
+        (
+            "charikar-blocks".into(),
+            Pipeline::builder()
+                .candidates(Arc::new(CharikarBlocks {
+                    max_distance: CharikarBlocks::DEFAULT_MAX_DISTANCE,
+                    limits,
+                }))
+                .filter(Arc::new(AcceptAll))
+                .build()?,
+        ),
+        (
+            "simhash64".into(),
+            Pipeline::builder()
+                .candidates(Arc::new(SimhashCandidates {
+                    design: neardup::index::Design::k3_10(),
+                }))
+                .filter(Arc::new(AcceptAll))
+                .build()?,
+        ),
+        (
+            "pugh".into(),
+            pugh.candidates(Arc::new(PughChecksums { limits }))
+                .filter(Arc::new(AcceptAll))
+                .build()?,
+        ),
+        (
+            "exact".into(),
+            Pipeline::builder().filter(Arc::new(KeepNothing)).build()?,
+        ),
+        (
+            "recall-preset".into(),
+            Pipeline::builder().preset(Preset::Recall).build()?,
+        ),
+    ])
+}
+
+/// The table of `eval --corpus`, and the recall per kind of planted pair.
+fn print_corpus_results(results: &[neardup::eval::CorpusResult], docs: usize, truth: usize) {
+    println!("{docs} documents, {truth} truth pairs listed");
+    println!(
+        "{:<16} {:>9} {:>9} {:>7} {:>6}   {:>15} {:>15}  {:>8} {:>9}",
+        "algorithm",
+        "reported",
+        "precision",
+        "recall",
+        "F1",
+        "same-site P/R",
+        "cross-site P/R",
+        "seconds",
+        "peak MB"
+    );
+    for r in results {
+        println!(
+            "{:<16} {:>9} {:>9.3} {:>7.3} {:>6.3}   {:>7.3}/{:<7.3} {:>7.3}/{:<7.3}  {:>8.2} {:>9.0}",
+            r.name,
+            r.all.reported,
+            r.all.precision,
+            r.all.recall,
+            r.f1,
+            r.same_site.precision,
+            r.same_site.recall,
+            r.cross_site.precision,
+            r.cross_site.recall,
+            r.seconds,
+            r.peak_rss_bytes.unwrap_or(0) as f64 / 1e6
+        );
+    }
+    // Recall per kind of planted pair.
+    let kinds: Vec<&str> = results
+        .first()
+        .map(|r| r.recall_by_kind.iter().map(|k| k.0.as_str()).collect())
+        .unwrap_or_default();
+    if kinds.len() > 1 || kinds.first().is_some_and(|k| !k.is_empty()) {
+        println!();
+        print!("{:<16}", "recall by kind");
+        for k in &kinds {
+            print!(" {:>9}", if k.is_empty() { "(none)" } else { k });
+        }
+        println!();
+        for r in results {
+            print!("{:<16}", r.name);
+            for (_, n, f) in &r.recall_by_kind {
+                print!(" {:>9.3}", *f as f64 / (*n).max(1) as f64);
+            }
+            println!();
+        }
+    }
 }
 
 pub fn eval(mut args: EvalArgs) -> Result<()> {

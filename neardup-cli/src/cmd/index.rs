@@ -76,8 +76,61 @@ pub fn parse_fingerprints(input: &str) -> Result<Vec<(u64, u64)>> {
     Ok(out)
 }
 
+/// `--design`: a named design, `K:R1[,R2…]`, or `auto:K:LOG2N:LOG2SCAN`.
+fn parse_design(design: &str) -> Result<neardup::index::Design> {
+    use neardup::index::Design;
+    Ok(match design.strip_prefix("auto:") {
+        Some(rest) => {
+            let v: Vec<u32> = rest
+                .split(':')
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .context("auto:K:LOG2N:LOG2SCAN")?;
+            match v.as_slice() {
+                [k, d, t] => Design::auto(*k, *d, *t)?,
+                _ => bail!("auto:K:LOG2N:LOG2SCAN"),
+            }
+        }
+        None => Design::named(design)?,
+    })
+}
+
+/// `index query`: each fingerprint line answered with its matches (and inserted
+/// when it has none, with `--insert`, the index saved after).
+fn query(index: &Path, input: &str, insert: bool) -> Result<()> {
+    let idx = neardup::index::SimhashIndex::load(index)?;
+    // Answered line by line as the queries are read; the answers so far are flushed
+    // whenever the next query has not arrived yet (a crawler that sends one and waits
+    // for its answer gets it).
+    let out = std::cell::RefCell::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    each_fingerprint(
+        input,
+        |id, fp| {
+            let m = if insert {
+                idx.query_or_insert(id, fp)
+            } else {
+                idx.query(fp)
+            };
+            let mut out = out.borrow_mut();
+            serde_json::to_writer(
+                &mut *out,
+                &json!({"id": id, "fingerprint": format!("{fp:016x}"), "matches": m}),
+            )?;
+            out.write_all(b"\n")?;
+            Ok(())
+        },
+        || Ok(out.borrow_mut().flush()?),
+    )?;
+    out.borrow_mut().flush()?;
+    if insert {
+        idx.save(index)?;
+    }
+    Ok(())
+}
+
+/// Runs an `index` subcommand.
 pub fn index(cmd: IndexCommand) -> Result<()> {
-    use neardup::index::{Design, SimhashIndex};
+    use neardup::index::SimhashIndex;
     match cmd {
         IndexCommand::Fingerprint { inputs } => {
             let inputs: Vec<Input> = inputs
@@ -99,20 +152,7 @@ pub fn index(cmd: IndexCommand) -> Result<()> {
             output,
             design,
         } => {
-            let design = match design.strip_prefix("auto:") {
-                Some(rest) => {
-                    let v: Vec<u32> = rest
-                        .split(':')
-                        .map(str::parse)
-                        .collect::<Result<_, _>>()
-                        .context("auto:K:LOG2N:LOG2SCAN")?;
-                    match v.as_slice() {
-                        [k, d, t] => Design::auto(*k, *d, *t)?,
-                        _ => bail!("auto:K:LOG2N:LOG2SCAN"),
-                    }
-                }
-                None => Design::named(&design)?,
-            };
+            let design = parse_design(&design)?;
             let idx = SimhashIndex::new(design)?;
             idx.extend(parse_fingerprints(&input)?);
             idx.save(&output)?;
@@ -133,33 +173,7 @@ pub fn index(cmd: IndexCommand) -> Result<()> {
             input,
             insert,
         } => {
-            let idx = SimhashIndex::load(&index)?;
-            // Answered line by line as the queries are read; the answers so far are
-            // flushed whenever the next query has not arrived yet (a crawler that sends
-            // one and waits for its answer gets it).
-            let out = std::cell::RefCell::new(std::io::BufWriter::new(std::io::stdout().lock()));
-            each_fingerprint(
-                &input,
-                |id, fp| {
-                    let m = if insert {
-                        idx.query_or_insert(id, fp)
-                    } else {
-                        idx.query(fp)
-                    };
-                    let mut out = out.borrow_mut();
-                    serde_json::to_writer(
-                        &mut *out,
-                        &json!({"id": id, "fingerprint": format!("{fp:016x}"), "matches": m}),
-                    )?;
-                    out.write_all(b"\n")?;
-                    Ok(())
-                },
-                || Ok(out.borrow_mut().flush()?),
-            )?;
-            out.borrow_mut().flush()?;
-            if insert {
-                idx.save(&index)?;
-            }
+            query(&index, &input, insert)?;
         }
         IndexCommand::Stats { index } => {
             let idx = SimhashIndex::load(&index)?;

@@ -5,7 +5,7 @@ use crate::html::run::{page_of_files, Facts};
 use crate::report::Settings;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use neardup::io::{Format, Input};
+use neardup::io::Input;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -66,14 +66,10 @@ pub fn report(args: ReportArgs) -> Result<()> {
         .with_context(|| format!("{}: settings", args.report.display()))?;
     let (builder, priority) = settings.params.builder()?;
     let pipeline = builder.build()?;
-    let site_field = settings
-        .params
-        .site
-        .as_deref()
-        .and_then(|s| s.strip_prefix("field:"))
-        .map(str::to_owned);
-    let fields = settings.fields.fields(priority, site_field);
-    let format = settings.format.map(Format::from);
+    let fields = settings
+        .fields
+        .fields(priority, settings.params.site_field()?);
+    let format = settings.format;
     let names: Vec<String> = if args.inputs.is_empty() {
         facts.report["inputs"]
             .as_array()

@@ -14,9 +14,10 @@ pub struct SketchArgs {
     /// The sketch file to write.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Input format, instead of detecting it from the name.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    /// Input format (jsonl, warc, dir or parquet), instead of detecting it from the
+    /// name and content.
+    #[arg(long, value_parser = crate::parse_format)]
+    pub format: Option<neardup::io::Format>,
     /// No progress bar and no summary.
     #[arg(short, long)]
     pub quiet: bool,

@@ -80,14 +80,7 @@ pub fn stream(args: StreamArgs) -> Result<()> {
     if let Some(n) = args.reserve {
         d.reserve(n)?;
     }
-    let fields = args.fields.fields(
-        priority,
-        params
-            .site
-            .as_deref()
-            .and_then(|s| s.strip_prefix("field:"))
-            .map(str::to_owned),
-    );
+    let fields = args.fields.fields(priority, params.site_field()?);
     // The lines as `dedup` reads a JSONL input (blank lines skipped, `\r\n` ends cut);
     // one longer than the record cap is read to its end without being held and
     // rejected, so a runaway line does not take the process's memory.

@@ -40,11 +40,13 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use warc::{read_warc_record, warc_document};
 
-/// Input formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Input formats; spelled `jsonl`, `warc`, `dir` and `parquet` by settings
+/// ([`FromStr`](std::str::FromStr), serde).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Format {
-    /// JSON lines, optionally gzip or zstd compressed (detected by extension).
+    /// JSON lines, optionally compressed (gzip, zstd, bzip2, xz: detected by content).
     Jsonl,
     /// WARC, optionally gzip compressed.
     Warc,

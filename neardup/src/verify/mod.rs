@@ -13,4 +13,4 @@ pub mod site;
 
 pub use filter::PairFilter;
 pub use rule::{Judgement, Rule, Strategy};
-pub use site::{site_of, PairClass, SiteMode};
+pub use site::{site_of, PairClass, SiteMode, SiteRule};

@@ -24,6 +24,55 @@ pub enum SiteMode {
     Domain,
 }
 
+/// Where a page's site comes from, as settings spell it: a rule on its URL (`host`,
+/// `host-no-www`, `domain`) or a field of its record (`field:NAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SiteRule {
+    /// From the URL, by this mode (`host` is the default).
+    Url(SiteMode),
+    /// The record's field of this name ([`Document::site`]).
+    Field(String),
+}
+
+impl std::str::FromStr for SiteRule {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        Ok(match s {
+            "host" => SiteRule::Url(SiteMode::Host),
+            "host-no-www" => SiteRule::Url(SiteMode::HostNoWww),
+            "domain" => SiteRule::Url(SiteMode::Domain),
+            _ => match s.strip_prefix("field:").filter(|f| !f.is_empty()) {
+                Some(f) => SiteRule::Field(f.to_string()),
+                None => {
+                    return Err(crate::error::Error::Config(format!(
+                        "--site {s:?}: expected host, host-no-www, domain or field:NAME"
+                    )))
+                }
+            },
+        })
+    }
+}
+
+impl SiteRule {
+    /// The mode for pages whose site comes from their URL ([`SiteMode::Host`] when the
+    /// site is a field: pages without the field fall back to their host).
+    pub fn mode(&self) -> SiteMode {
+        match self {
+            SiteRule::Url(m) => *m,
+            SiteRule::Field(_) => SiteMode::Host,
+        }
+    }
+
+    /// The record field holding the site, when it is one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            SiteRule::Field(f) => Some(f),
+            SiteRule::Url(_) => None,
+        }
+    }
+}
+
 /// The site of `doc`: its caller-given [`Document::site`] if set, else from its URL.
 pub fn site_of(doc: &Document, mode: SiteMode) -> Option<String> {
     if let Some(s) = &doc.site {
@@ -231,6 +280,26 @@ impl SiteNames {
 
 #[cfg(test)]
 mod tests {
+    /// The spellings of `--site`: the three URL rules, a field, and the refusals.
+    #[test]
+    fn site_rules_parse_as_documented() {
+        use super::{SiteMode, SiteRule};
+        let rule = |s: &str| s.parse::<SiteRule>().unwrap();
+        assert_eq!(rule("host"), SiteRule::Url(SiteMode::Host));
+        assert_eq!(rule("host-no-www"), SiteRule::Url(SiteMode::HostNoWww));
+        assert_eq!(rule("domain").mode(), SiteMode::Domain);
+        assert_eq!(rule("field:site").field(), Some("site"));
+        assert_eq!(rule("field:site").mode(), SiteMode::Host);
+        assert_eq!(rule("domain").field(), None);
+        for bad in ["field:", "Host", "url", ""] {
+            let e = bad.parse::<SiteRule>().unwrap_err().to_string();
+            assert!(
+                e.contains("host, host-no-www, domain or field:NAME"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
     use super::{SiteNames, INLINE_NAME};
     use std::collections::HashMap;
 
