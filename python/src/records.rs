@@ -83,55 +83,12 @@ fn optional_string(v: Option<Bound<'_, PyAny>>) -> Option<String> {
         .and_then(|v| v.extract::<String>().ok())
 }
 
-/// Converts one Python record (ordinal `at`) into a document or a rejection.
+/// Converts one Python record (ordinal `at`) into a document or a rejection: a dict
+/// of fields, a str (the text, its ordinal the id), or an `(id, text[, url])` tuple or
+/// list.
 pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
     if let Ok(d) = item.cast::<PyDict>() {
-        let get = |k: &str| d.get_item(k).ok().flatten();
-        let id = match id_of(get(&f.id), f, at) {
-            Ok(id) => id,
-            Err(reason) => return reject(None, reason),
-        };
-        let text = get(&f.text).filter(|v| !v.is_none());
-        let html = get(&f.html).filter(|v| !v.is_none());
-        let body = match (text, html) {
-            (Some(t), _) if t.is_instance_of::<PyString>() => {
-                Body::Text(t.extract().unwrap_or_default())
-            }
-            (_, Some(h)) if h.is_instance_of::<PyString>() => {
-                Body::Html(h.extract().unwrap_or_default())
-            }
-            (Some(_), _) | (_, Some(_)) => {
-                return reject(
-                    Some(id),
-                    RejectReason::BadBody {
-                        text: f.text.clone(),
-                        html: f.html.clone(),
-                    },
-                )
-            }
-            (None, None) => {
-                return reject(
-                    Some(id),
-                    RejectReason::MissingBody {
-                        text: f.text.clone(),
-                        html: f.html.clone(),
-                    },
-                )
-            }
-        };
-        let priority = f
-            .priority
-            .as_deref()
-            .and_then(get)
-            .and_then(|v| v.extract::<f64>().ok());
-        let site = f.site.as_deref().and_then(|k| optional_string(get(k)));
-        return Ok(Document {
-            id,
-            url: optional_string(get(&f.url)),
-            body,
-            site,
-            priority,
-        });
+        return dict_record(d, f, at);
     }
     if let Ok(s) = item.cast::<PyString>() {
         return match s.extract::<String>() {
@@ -139,47 +96,11 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
             Err(_) => reject(None, RejectReason::InvalidUtf8 { at_byte: None }),
         };
     }
-    let seq: Option<Vec<Bound<'_, PyAny>>> = if let Ok(t) = item.cast::<PyTuple>() {
-        Some(t.iter().collect())
-    } else if let Ok(l) = item.cast::<PyList>() {
-        Some(l.iter().collect())
-    } else {
-        None
-    };
-    if let Some(v) = seq {
-        if v.len() == 2 || v.len() == 3 {
-            let id = match id_of(Some(v[0].clone()), f, at) {
-                Ok(id) => id,
-                Err(_) => {
-                    return reject(
-                        None,
-                        RejectReason::BadShape {
-                            error: "the id (first item) is not a string or number".into(),
-                        },
-                    )
-                }
-            };
-            let Some(text) = optional_string(Some(v[1].clone())) else {
-                return reject(
-                    Some(id),
-                    RejectReason::BadShape {
-                        error: "the text (second item) is not a string".into(),
-                    },
-                );
-            };
-            let mut doc = Document::text(id, text);
-            doc.url = v.get(2).cloned().and_then(|u| optional_string(Some(u)));
-            return Ok(doc);
-        }
-        return reject(
-            None,
-            RejectReason::BadShape {
-                error: format!(
-                    "a record tuple has 2 or 3 items (id, text[, url]), this one {}",
-                    v.len()
-                ),
-            },
-        );
+    if let Ok(t) = item.cast::<PyTuple>() {
+        return tuple_record(&t.iter().collect::<Vec<_>>(), f, at);
+    }
+    if let Ok(l) = item.cast::<PyList>() {
+        return tuple_record(&l.iter().collect::<Vec<_>>(), f, at);
     }
     let kind = item
         .get_type()
@@ -194,6 +115,70 @@ pub fn record(item: &Bound<'_, PyAny>, f: &Fields, at: u64) -> Record {
             ),
         },
     )
+}
+
+/// A dict record: its fields by the names `f` gives.
+fn dict_record(d: &Bound<'_, PyDict>, f: &Fields, at: u64) -> Record {
+    let get = |k: &str| d.get_item(k).ok().flatten();
+    let id = match id_of(get(&f.id), f, at) {
+        Ok(id) => id,
+        Err(reason) => return reject(None, reason),
+    };
+    let text = get(&f.text).filter(|v| !v.is_none());
+    let html = get(&f.html).filter(|v| !v.is_none());
+    let body = match (text, html) {
+        (Some(t), _) if t.is_instance_of::<PyString>() => {
+            Body::Text(t.extract().unwrap_or_default())
+        }
+        (_, Some(h)) if h.is_instance_of::<PyString>() => {
+            Body::Html(h.extract().unwrap_or_default())
+        }
+        (t, h) => {
+            let (text, html) = (f.text.clone(), f.html.clone());
+            let reason = if t.is_some() || h.is_some() {
+                RejectReason::BadBody { text, html }
+            } else {
+                RejectReason::MissingBody { text, html }
+            };
+            return reject(Some(id), reason);
+        }
+    };
+    let priority = f
+        .priority
+        .as_deref()
+        .and_then(get)
+        .and_then(|v| v.extract::<f64>().ok());
+    let site = f.site.as_deref().and_then(|k| optional_string(get(k)));
+    Ok(Document {
+        id,
+        url: optional_string(get(&f.url)),
+        body,
+        site,
+        priority,
+    })
+}
+
+/// An `(id, text[, url])` record.
+fn tuple_record(v: &[Bound<'_, PyAny>], f: &Fields, at: u64) -> Record {
+    let shape = |error: String| RejectReason::BadShape { error };
+    if v.len() != 2 && v.len() != 3 {
+        let error = format!(
+            "a record tuple has 2 or 3 items (id, text[, url]), this one {}",
+            v.len()
+        );
+        return reject(None, shape(error));
+    }
+    let Ok(id) = id_of(Some(v[0].clone()), f, at) else {
+        let error = "the id (first item) is not a string or number".into();
+        return reject(None, shape(error));
+    };
+    let Some(text) = optional_string(Some(v[1].clone())) else {
+        let error = "the text (second item) is not a string".into();
+        return reject(Some(id), shape(error));
+    };
+    let mut doc = Document::text(id, text);
+    doc.url = v.get(2).cloned().and_then(|u| optional_string(Some(u)));
+    Ok(doc)
 }
 
 /// The records of one Arrow batch; `first` is the ordinal of its first row.

@@ -502,96 +502,12 @@ impl Dedup {
     }
 
     fn arrow(&self, name: &str) -> PyResult<RecordBatch> {
-        let d = &self.inner;
-        let id = |o: u32| Some(d.ids[o as usize].clone());
         match name {
-            "kept" => {
-                let k: Vec<u32> = d.kept.iter().collect();
-                batch(vec![
-                    (
-                        Field::new("ordinal", DataType::UInt32, false),
-                        Arc::new(UInt32Array::from(k.clone())),
-                    ),
-                    strings("id", k.into_iter().map(id)),
-                ])
-            }
-            "fates" => {
-                let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
-                batch(vec![
-                    (
-                        Field::new("ordinal", DataType::UInt32, false),
-                        Arc::new(UInt32Array::from_iter_values(0..f.len() as u32)),
-                    ),
-                    strings("id", f.iter().map(|x| Some(x.id.clone()))),
-                    strings("fate", f.iter().map(|x| Some(x.fate.to_string()))),
-                    strings("of", f.iter().map(|x| x.of.clone())),
-                    strings("reason", f.iter().map(|x| x.reason.clone())),
-                ])
-            }
-            "clusters" => {
-                let mut members = ListBuilder::new(StringBuilder::new());
-                for c in &d.clusters {
-                    for &m in &c.members {
-                        members.values().append_value(&d.ids[m as usize]);
-                    }
-                    members.append(true);
-                }
-                let members = members.finish();
-                let field = Field::new(
-                    "members",
-                    arrow::array::Array::data_type(&members).clone(),
-                    false,
-                );
-                batch(vec![
-                    strings(
-                        "representative",
-                        d.clusters.iter().map(|c| id(c.representative)),
-                    ),
-                    (field, Arc::new(members)),
-                    (
-                        Field::new("size", DataType::UInt64, false),
-                        Arc::new(UInt64Array::from_iter_values(
-                            d.clusters.iter().map(|c| c.members.len() as u64),
-                        )),
-                    ),
-                ])
-            }
-            "pairs" => batch(vec![
-                strings("a", d.pairs.iter().map(|p| id(p.a))),
-                strings("b", d.pairs.iter().map(|p| id(p.b))),
-                strings("kind", d.pairs.iter().map(|p| Some(p.kind.as_str().into()))),
-                strings(
-                    "site",
-                    d.pairs.iter().map(|p| Some(p.class.as_str().into())),
-                ),
-                (
-                    Field::new("shared_supershingles", DataType::UInt32, false),
-                    Arc::new(UInt32Array::from_iter_values(
-                        d.pairs.iter().map(|p| p.shared_supershingles),
-                    )),
-                ),
-                (
-                    Field::new("charikar_agreement", DataType::UInt32, false),
-                    Arc::new(UInt32Array::from_iter_values(
-                        d.pairs.iter().map(|p| p.agreement),
-                    )),
-                ),
-            ]),
-            "annotations" => {
-                let mut cluster_of: Vec<Option<u32>> = vec![None; d.fates.len()];
-                for c in &d.clusters {
-                    for &m in &c.members {
-                        cluster_of[m as usize] = Some(c.representative);
-                    }
-                }
-                let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
-                batch(vec![
-                    strings("neardup_fate", f.iter().map(|x| Some(x.fate.to_string()))),
-                    strings("neardup_of", f.iter().map(|x| x.of.clone())),
-                    strings("neardup_cluster", cluster_of.iter().map(|c| c.and_then(id))),
-                    strings("neardup_reason", f.iter().map(|x| x.reason.clone())),
-                ])
-            }
+            "kept" => self.kept_table(),
+            "fates" => self.fates_table(),
+            "clusters" => self.clusters_table(),
+            "pairs" => self.pairs_table(),
+            "annotations" => self.annotations_table(),
             other => Err(PyValueError::new_err(format!(
                 "to_arrow({other:?}): expected {}",
                 TABLES
@@ -601,6 +517,114 @@ impl Dedup {
                     .join(", ")
             ))),
         }
+    }
+
+    /// `kept`: the kept records' ordinals and ids.
+    fn kept_table(&self) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let id = |o: u32| Some(d.ids[o as usize].clone());
+        let k: Vec<u32> = d.kept.iter().collect();
+        batch(vec![
+            (
+                Field::new("ordinal", DataType::UInt32, false),
+                Arc::new(UInt32Array::from(k.clone())),
+            ),
+            strings("id", k.into_iter().map(id)),
+        ])
+    }
+
+    /// `fates`: every record's ordinal, id, fate, `of` and reason.
+    fn fates_table(&self) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
+        batch(vec![
+            (
+                Field::new("ordinal", DataType::UInt32, false),
+                Arc::new(UInt32Array::from_iter_values(0..f.len() as u32)),
+            ),
+            strings("id", f.iter().map(|x| Some(x.id.clone()))),
+            strings("fate", f.iter().map(|x| Some(x.fate.to_string()))),
+            strings("of", f.iter().map(|x| x.of.clone())),
+            strings("reason", f.iter().map(|x| x.reason.clone())),
+        ])
+    }
+
+    /// `clusters`: representative, members, size.
+    fn clusters_table(&self) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let id = |o: u32| Some(d.ids[o as usize].clone());
+        let mut members = ListBuilder::new(StringBuilder::new());
+        for c in &d.clusters {
+            for &m in &c.members {
+                members.values().append_value(&d.ids[m as usize]);
+            }
+            members.append(true);
+        }
+        let members = members.finish();
+        let field = Field::new(
+            "members",
+            arrow::array::Array::data_type(&members).clone(),
+            false,
+        );
+        batch(vec![
+            strings(
+                "representative",
+                d.clusters.iter().map(|c| id(c.representative)),
+            ),
+            (field, Arc::new(members)),
+            (
+                Field::new("size", DataType::UInt64, false),
+                Arc::new(UInt64Array::from_iter_values(
+                    d.clusters.iter().map(|c| c.members.len() as u64),
+                )),
+            ),
+        ])
+    }
+
+    /// `pairs`: the verified pairs with their measures.
+    fn pairs_table(&self) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let id = |o: u32| Some(d.ids[o as usize].clone());
+        batch(vec![
+            strings("a", d.pairs.iter().map(|p| id(p.a))),
+            strings("b", d.pairs.iter().map(|p| id(p.b))),
+            strings("kind", d.pairs.iter().map(|p| Some(p.kind.as_str().into()))),
+            strings(
+                "site",
+                d.pairs.iter().map(|p| Some(p.class.as_str().into())),
+            ),
+            (
+                Field::new("shared_supershingles", DataType::UInt32, false),
+                Arc::new(UInt32Array::from_iter_values(
+                    d.pairs.iter().map(|p| p.shared_supershingles),
+                )),
+            ),
+            (
+                Field::new("charikar_agreement", DataType::UInt32, false),
+                Arc::new(UInt32Array::from_iter_values(
+                    d.pairs.iter().map(|p| p.agreement),
+                )),
+            ),
+        ])
+    }
+
+    /// `annotations`: the CLI's `--annotate` columns, one row per record.
+    fn annotations_table(&self) -> PyResult<RecordBatch> {
+        let d = &self.inner;
+        let id = |o: u32| Some(d.ids[o as usize].clone());
+        let mut cluster_of: Vec<Option<u32>> = vec![None; d.fates.len()];
+        for c in &d.clusters {
+            for &m in &c.members {
+                cluster_of[m as usize] = Some(c.representative);
+            }
+        }
+        let f: Vec<Fate> = (0..d.fates.len()).map(|i| fate_of(d, i)).collect();
+        batch(vec![
+            strings("neardup_fate", f.iter().map(|x| Some(x.fate.to_string()))),
+            strings("neardup_of", f.iter().map(|x| x.of.clone())),
+            strings("neardup_cluster", cluster_of.iter().map(|c| c.and_then(id))),
+            strings("neardup_reason", f.iter().map(|x| x.reason.clone())),
+        ])
     }
 }
 

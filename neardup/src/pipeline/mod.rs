@@ -155,7 +155,158 @@ impl Columns {
 
 /// One record after the parallel stage: its metadata, site name, sketch (unless
 /// rejected), body bytes and boilerplate removed.
-type Sketched = (Meta, Option<String>, Option<Sketch>, u64, usize);
+/// One record as a worker leaves it: its metadata, its site's name, its sketch (none
+/// when rejected before sketching), its body's bytes and the boilerplate terms and
+/// shingles removed from it.
+struct SketchedRecord {
+    meta: Meta,
+    site: Option<String>,
+    sketch: Option<Sketch>,
+    bytes: u64,
+    removed: usize,
+}
+
+impl SketchedRecord {
+    /// A record rejected before sketching (`hash`: its id's [`id_hash`], 0 when it
+    /// has none).
+    fn rejected(id: String, hash: u64, reason: RejectReason) -> Self {
+        SketchedRecord {
+            meta: Meta {
+                id_hash: hash,
+                id,
+                priority: None,
+                rejected: Some(reason),
+                site: None,
+            },
+            site: None,
+            sketch: None,
+            bytes: 0,
+            removed: 0,
+        }
+    }
+}
+
+/// Rejects the records whose id an earlier record has ([`repeated_ids`]).
+fn reject_repeated_ids(ids: &[String], hashes: &[u64], fates: &mut [Fate], old: usize) {
+    for (i, first) in repeated_ids(ids, hashes, fates, old) {
+        fates[i as usize] = Fate::Rejected {
+            reason: RejectReason::DuplicateId { first },
+        };
+    }
+}
+
+/// What the exact pass leaves: the records left for the stages (each its own or its
+/// exact group's representative, in ordinal order), the `(representative, member)`
+/// pairs of the exact groups, and the groups of two or more `(representative,
+/// members)`.
+struct ExactPass {
+    active: Vec<u32>,
+    pairs: Vec<(u32, u32)>,
+    groups: Vec<(u32, Vec<u32>)>,
+}
+
+/// The exact-duplicate pass: kept records grouped by their 128-bit exact fingerprint;
+/// each group keeps the member `pick` chooses, the others become exact duplicates.
+fn exact_pass(
+    sketches: &Sketches,
+    fates: &mut [Fate],
+    pick: &impl Fn(&[u32]) -> u32,
+    stats: &mut Stats,
+) -> ExactPass {
+    let n = fates.len();
+    let mut is_active = vec![false; n];
+    let mut by_exact: Vec<(u128, u32)> = (sketches.exact_fingerprints().iter())
+        .zip(fates.iter())
+        .enumerate()
+        .filter(|(_, (_, f))| matches!(f, Fate::Kept))
+        .map(|(i, (&e, _))| (e, i as u32))
+        .collect();
+    // Records whose fingerprint no other has are their own representatives; only the
+    // others are sorted into groups.
+    let may_repeat = crate::candidates::repeated_first(&mut by_exact, |x| (x.0 >> 64) as u64);
+    for &(_, i) in &by_exact[may_repeat..] {
+        is_active[i as usize] = true;
+    }
+    by_exact.truncate(may_repeat);
+    crate::candidates::sort_hashed(&mut by_exact, |x| (x.0 >> 64) as u64);
+    let mut out = ExactPass {
+        active: Vec::new(),
+        pairs: Vec::new(),
+        groups: Vec::new(),
+    };
+    for group in by_exact.chunk_by(|x, y| x.0 == y.0) {
+        let members: Vec<u32> = group.iter().map(|p| p.1).collect();
+        let rep = if members.len() == 1 {
+            members[0]
+        } else {
+            pick(&members)
+        };
+        is_active[rep as usize] = true;
+        if members.len() > 1 {
+            stats.exact_groups += 1;
+            for &m in &members {
+                if m != rep {
+                    fates[m as usize] = Fate::ExactDuplicate { of: rep };
+                    out.pairs.push((rep, m));
+                }
+            }
+            out.groups.push((rep, members));
+        }
+    }
+    out.active = (0..n as u32).filter(|&i| is_active[i as usize]).collect();
+    out
+}
+
+/// The fate tally of this snapshot's records (from `old` on) and the pairs' site
+/// classes, into `stats`; the kept records as a bitmap.
+fn tally(fates: &[Fate], old: usize, pairs: &[Pair], stats: &mut Stats) -> RoaringBitmap {
+    let mut kept = RoaringBitmap::new();
+    for (i, f) in fates.iter().enumerate().skip(old) {
+        match f {
+            Fate::Kept => {
+                kept.insert(i as u32);
+                stats.kept += 1;
+            }
+            Fate::ExactDuplicate { .. } => stats.exact_duplicates += 1,
+            Fate::NearDuplicate { .. } => stats.near_duplicates += 1,
+            Fate::Rejected { .. } => stats.rejected += 1,
+        }
+    }
+    for p in pairs {
+        match p.class {
+            PairClass::SameSite => stats.same_site_pairs += 1,
+            PairClass::CrossSite => stats.cross_site_pairs += 1,
+            PairClass::Unknown => stats.unknown_site_pairs += 1,
+        }
+    }
+    stats.read -= old as u64;
+    stats.previous = old as u64;
+    kept
+}
+
+/// The columns and sketches of the saved sketches of an earlier snapshot, and their
+/// count: old records keep their sites, so that a pair of an old and a new record is
+/// judged in the class a batch run would give it.
+fn previous_columns(
+    p: &SavedSketches,
+    site_names: &mut crate::verify::site::SiteNames,
+) -> (Columns, Sketches, usize) {
+    let mut meta = Columns::default();
+    for (i, id) in p.ids.iter().enumerate() {
+        meta.push(Meta {
+            id: id.clone(),
+            id_hash: id_hash(id),
+            priority: None,
+            rejected: None,
+            site: p
+                .sites
+                .get(i)
+                .and_then(|s| s.as_deref())
+                .map(|s| site_names.intern(s)),
+        });
+    }
+    (meta, p.sketches.clone(), p.len())
+}
 
 /// The records (ordinal `old` on, kept so far, with an id) whose id an earlier such
 /// record has, each with the first of those: `(record, first)`, in no particular order.
@@ -546,27 +697,9 @@ impl Pipeline {
         let cfg = self.sketcher.config();
         // Sites are interned as they arrive: one string per site, not per page.
         let mut site_names = crate::verify::site::SiteNames::default();
-        let mut meta = Columns::default();
-        let (mut sketches, old) = match previous {
-            Some(p) => {
-                for (i, id) in p.ids.iter().enumerate() {
-                    meta.push(Meta {
-                        id: id.clone(),
-                        id_hash: id_hash(id),
-                        priority: None,
-                        rejected: None,
-                        // Old records keep their sites: a pair of an old and a new record
-                        // is judged in the class a batch run would give it.
-                        site: p
-                            .sites
-                            .get(i)
-                            .and_then(|s| s.as_deref())
-                            .map(|s| site_names.intern(s)),
-                    });
-                }
-                (p.sketches.clone(), p.len())
-            }
-            None => (Sketches::new(cfg), 0),
+        let (mut meta, mut sketches, old) = match previous {
+            Some(p) => previous_columns(p, &mut site_names),
+            None => (Columns::default(), Sketches::new(cfg), 0),
         };
         let mut bytes = 0u64;
         let (mut stripped_pages, mut stripped_terms) = (0u64, 0u64);
@@ -578,81 +711,24 @@ impl Pipeline {
             terms: 0,
             pugh: Vec::new(),
         };
-        let max = self.max_document_bytes;
         // Records taken from the input, counted as they are taken (not from the fates).
         let received = std::sync::atomic::AtomicU64::new(0);
         self.ordered_map(
             records.into_iter().inspect(|_| {
                 received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }),
-            |scratch, rec| -> Sketched {
-                match parse(rec) {
-                    Err(r) => (
-                        Meta {
-                            id_hash: r.id.as_deref().map_or(0, id_hash),
-                            id: r.id.unwrap_or_default(),
-                            priority: None,
-                            rejected: Some(r.reason),
-                            site: None,
-                        },
-                        None,
-                        None,
-                        0,
-                        0,
-                    ),
-                    Ok(doc) if doc.body.len() > max => (
-                        Meta {
-                            id: doc.id.clone(),
-                            id_hash: id_hash(&doc.id),
-                            priority: None,
-                            site: None,
-                            rejected: Some(too_large(doc.body.len(), max)),
-                        },
-                        None,
-                        None,
-                        0,
-                        0,
-                    ),
-                    Ok(doc) => {
-                        let site = site_of(&doc, self.site_mode);
-                        let bp = self
-                            .boilerplate
-                            .as_deref()
-                            .zip(site.as_deref())
-                            .and_then(|(b, s)| b.for_site(s));
-                        let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
-                        let rejected = no_terms(s.terms);
-                        let len = doc.body.len() as u64;
-                        (
-                            Meta {
-                                id_hash: id_hash(&doc.id),
-                                id: doc.id,
-                                priority: doc.priority,
-                                rejected,
-                                site: None,
-                            },
-                            site,
-                            Some(s),
-                            len,
-                            removed,
-                        )
-                    }
-                }
-            },
+            |scratch, rec| self.sketch_record_for_run(scratch, parse(rec)),
             |done| {
-                for (mut m, site, s, b, removed) in done {
-                    bytes += b;
-                    m.site = site.map(|name| site_names.intern(&name));
-                    if removed > 0 {
+                for mut r in done {
+                    bytes += r.bytes;
+                    r.meta.site = r.site.map(|name| site_names.intern(&name));
+                    if r.removed > 0 {
                         stripped_pages += 1;
-                        stripped_terms += removed as u64;
+                        stripped_terms += r.removed as u64;
                     }
-                    sketches.push(
-                        s.as_ref()
-                            .filter(|_| m.rejected.is_none())
-                            .unwrap_or(&empty),
-                    );
-                    meta.push(m);
+                    let kept = r.sketch.as_ref().filter(|_| r.meta.rejected.is_none());
+                    sketches.push(kept.unwrap_or(&empty));
+                    meta.push(r.meta);
                 }
                 if let Some(p) = &self.progress {
                     p(Progress {
@@ -675,7 +751,51 @@ impl Pipeline {
         Ok(d)
     }
 
-    /// Ordinals below `old` are references from saved sketches.
+    /// One parsed record (or the reason it could not be) sketched on a worker, as a
+    /// run keeps it: rejected when too large or without terms, its site's
+    /// boilerplate left out.
+    fn sketch_record_for_run(
+        &self,
+        scratch: &mut Scratch,
+        parsed: std::result::Result<Document, Rejection>,
+    ) -> SketchedRecord {
+        let doc = match parsed {
+            Err(r) => {
+                let hash = r.id.as_deref().map_or(0, id_hash);
+                return SketchedRecord::rejected(r.id.unwrap_or_default(), hash, r.reason);
+            }
+            Ok(doc) => doc,
+        };
+        if doc.body.len() > self.max_document_bytes {
+            let reason = too_large(doc.body.len(), self.max_document_bytes);
+            let hash = id_hash(&doc.id);
+            return SketchedRecord::rejected(doc.id, hash, reason);
+        }
+        let site = site_of(&doc, self.site_mode);
+        let bp = self
+            .boilerplate
+            .as_deref()
+            .zip(site.as_deref())
+            .and_then(|(b, s)| b.for_site(s));
+        let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
+        SketchedRecord {
+            meta: Meta {
+                id_hash: id_hash(&doc.id),
+                rejected: no_terms(s.terms),
+                id: doc.id,
+                priority: doc.priority,
+                site: None,
+            },
+            site,
+            sketch: Some(s),
+            bytes: doc.body.len() as u64,
+            removed,
+        }
+    }
+
+    /// The sequential end of a run, over the sketches: repeated ids, the exact pass,
+    /// stage one, stage two, the high-recall union and the clusters. Ordinals below
+    /// `old` are references from saved sketches.
     fn dedup_sketched(
         &self,
         meta: Columns,
@@ -703,11 +823,7 @@ impl Pipeline {
             site_ids,
         } = meta;
         // Ids name records in every output, so a repeated id is rejected.
-        for (i, first) in repeated_ids(&ids, &id_hashes, &fates, old) {
-            fates[i as usize] = Fate::Rejected {
-                reason: RejectReason::DuplicateId { first },
-            };
-        }
+        reject_repeated_ids(&ids, &id_hashes, &mut fates, old);
         let terms = sketches.term_counts();
         // The representative: an old record when there is one (old records are never
         // dropped), else by the keep policy.
@@ -717,93 +833,104 @@ impl Pipeline {
                 _ => representative(members, self.keep, terms, &priority),
             }
         };
-
-        // Exact-duplicate pre-pass.
         let t = Instant::now();
-        // The records left after the pre-pass (each its own or its group's
-        // representative), marked here and listed in ordinal order below.
-        let mut is_active = vec![false; n];
-        let mut by_exact: Vec<(u128, u32)> = (sketches.exact_fingerprints().iter())
-            .zip(&fates)
-            .enumerate()
-            .filter(|(_, (_, f))| matches!(f, Fate::Kept))
-            .map(|(i, (&e, _))| (e, i as u32))
-            .collect();
-        // Records whose fingerprint no other has are their own representatives; only
-        // the others are sorted into groups.
-        let may_repeat = crate::candidates::repeated_first(&mut by_exact, |x| (x.0 >> 64) as u64);
-        for &(_, i) in &by_exact[may_repeat..] {
-            is_active[i as usize] = true;
-        }
-        by_exact.truncate(may_repeat);
-        crate::candidates::sort_hashed(&mut by_exact, |x| (x.0 >> 64) as u64);
-        // (representative, member) of the exact groups; their pairs' measures are taken
-        // on the pool after the groups are found.
-        let mut exact_pairs: Vec<(u32, u32)> = Vec::new();
-        // Exact group of each active representative: (rep, members) for groups ≥ 2.
-        let mut exact_group: Vec<(u32, Vec<u32>)> = Vec::new();
-        let mut i = 0;
-        while i < by_exact.len() {
-            let mut j = i + 1;
-            while j < by_exact.len() && by_exact[j].0 == by_exact[i].0 {
-                j += 1;
-            }
-            if j == i + 1 {
-                // No exact duplicate: its own representative.
-                is_active[by_exact[i].1 as usize] = true;
-                i = j;
-                continue;
-            }
-            let members: Vec<u32> = by_exact[i..j].iter().map(|p| p.1).collect();
-            let rep = pick(&members);
-            is_active[rep as usize] = true;
-            if members.len() > 1 {
-                stats.exact_groups += 1;
-                for &m in &members {
-                    if m != rep {
-                        fates[m as usize] = Fate::ExactDuplicate { of: rep };
-                        exact_pairs.push((rep, m));
-                    }
-                }
-                exact_group.push((rep, members));
-            }
-            i = j;
-        }
-        let active: Vec<u32> = (0..n as u32).filter(|&i| is_active[i as usize]).collect();
-        let mut pairs: Vec<Pair> = exact_pairs
-            .par_iter()
-            .map(|&(rep, m)| self.pair(&sketches, &site_ids, rep, m, PairKind::Exact))
-            .collect();
+        let exact = exact_pass(&sketches, &mut fates, &pick, &mut stats);
+        let mut pairs = self.measured(&sketches, &site_ids, &exact.pairs, PairKind::Exact);
         let t_exact = t.elapsed();
-
-        // Stage one.
         let t = Instant::now();
         let candidates =
             self.rule
                 .candidates()
-                .candidates(&sketches, &active, &mut stats.candidates)?;
+                .candidates(&sketches, &exact.active, &mut stats.candidates)?;
         let t_cand = t.elapsed();
-
-        // Stage two (by class of pair when a site strategy is set).
         let t = Instant::now();
-        let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
-        let stage_two = |a: u32, b: u32| {
-            let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
-            self.rule.accepts(class(a, b), x, y)
+        let (near, decisions) = self.stage_two(&sketches, &site_ids, &candidates);
+        stats.verified = near.len() as u64;
+        let t_filter = t.elapsed();
+        let t = Instant::now();
+        let extra = self.high_recall_pairs(&sketches, &exact.active, &near)?;
+        stats.high_recall_added = extra.len() as u64;
+        let t_hr = t.elapsed();
+        let t = Instant::now();
+        let mut clusters = self.clusters(
+            &sketches,
+            &site_ids,
+            (&near, &extra, exact.groups),
+            &mut fates,
+            &pick,
+            &mut stats,
+        );
+        pairs.extend(self.measured(&sketches, &site_ids, &near, PairKind::Near));
+        pairs.extend(self.measured(&sketches, &site_ids, &extra, PairKind::HighRecall));
+        // Old records are references: they keep no fate, and pairs among them are old news.
+        pairs.retain(|p| p.b as usize >= old);
+        clusters.retain(|c| c.members.last().is_some_and(|&m| m as usize >= old));
+        for f in &mut fates[..old] {
+            *f = Fate::Kept;
+        }
+        pairs.sort_unstable_by_key(|p| (p.a, p.b));
+        let kept = tally(&fates, old, &pairs, &mut stats);
+        stats.clusters = ClusterStats::of(&clusters);
+        stats.seconds = Timings {
+            exact: t_exact.as_secs_f64(),
+            candidates: t_cand.as_secs_f64(),
+            filter: t_filter.as_secs_f64(),
+            high_recall: t_hr.as_secs_f64(),
+            cluster: t.elapsed().as_secs_f64(),
+            ..Timings::default()
         };
-        // The accepted pairs, in candidate order, and every decision's measures.
+        let d = Dedup {
+            ids,
+            fates,
+            pairs,
+            clusters,
+            kept,
+            sketches,
+            stats,
+            previous: old,
+            sites: site_names,
+            site_of: site_ids,
+            decisions,
+        };
+        d.reconcile(received)?;
+        Ok(d)
+    }
+
+    /// `pairs` of `kind` with their measures, in the same order.
+    fn measured(
+        &self,
+        sketches: &Sketches,
+        site_ids: &[Option<u32>],
+        pairs: &[(u32, u32)],
+        kind: PairKind,
+    ) -> Vec<Pair> {
+        pairs
+            .par_iter()
+            .map(|&(a, b)| self.pair(sketches, site_ids, a, b, kind))
+            .collect()
+    }
+
+    /// Stage two over the candidates (by class of pair when a site strategy is set):
+    /// the accepted pairs, in candidate order, and every decision's measures.
+    fn stage_two(
+        &self,
+        sketches: &Sketches,
+        site_ids: &[Option<u32>],
+        candidates: &[(u32, u32)],
+    ) -> (Vec<(u32, u32)>, Decisions) {
+        let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
         let (bits, ss) = (
             self.sketcher.config().charikar_bits,
             self.sketcher.config().supershingles,
         );
-        let (near, decisions) = candidates
+        candidates
             .par_iter()
             .copied()
             .fold(
                 || (Vec::new(), Decisions::new(bits, ss)),
                 |(mut near, mut decisions), (a, b)| {
-                    let accepted = stage_two(a, b);
                     let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
+                    let accepted = self.rule.accepts(class(a, b), x, y);
                     decisions.record(
                         class(a, b),
                         agreement(x.charikar, y.charikar),
@@ -822,41 +949,57 @@ impl Pipeline {
                     n1.extend(n2);
                     (n1, d1.merge(d2))
                 },
-            );
-        stats.verified = near.len() as u64;
-        let t_filter = t.elapsed();
+            )
+    }
 
-        // High-recall union.
-        let t = Instant::now();
-        let mut extra: Vec<(u32, u32)> = Vec::new();
-        if let Some(h) = self.rule.high_recall() {
-            let bits = self.sketcher.config().charikar_bits as u32;
-            let gen = CharikarBlocks {
-                max_distance: bits - h,
-                limits: self.limits,
-            };
-            let found = gen.candidates(&sketches, &active, &mut CandidateStats::default())?;
-            extra = found
-                .into_iter()
-                .filter(|p| near.binary_search(p).is_err())
-                .collect();
-            stats.high_recall_added = extra.len() as u64;
-        }
-        let t_hr = t.elapsed();
+    /// The high-recall union (when on): pairs within its Charikar distance among the
+    /// active records that stage two did not accept.
+    fn high_recall_pairs(
+        &self,
+        sketches: &Sketches,
+        active: &[u32],
+        near: &[(u32, u32)],
+    ) -> Result<Vec<(u32, u32)>> {
+        let Some(h) = self.rule.high_recall() else {
+            return Ok(Vec::new());
+        };
+        let bits = self.sketcher.config().charikar_bits as u32;
+        let gen = CharikarBlocks {
+            max_distance: bits - h,
+            limits: self.limits,
+        };
+        let found = gen.candidates(sketches, active, &mut CandidateStats::default())?;
+        Ok(found
+            .into_iter()
+            .filter(|p| near.binary_search(p).is_err())
+            .collect())
+    }
 
-        // Clusters.
-        let t = Instant::now();
+    /// The clusters of the near and high-recall pairs (union-find; in verified mode
+    /// each member checked against its representative), each taking in its members'
+    /// exact groups, and the exact groups no near cluster took; the dropped members'
+    /// fates set. `(near, extra, exact groups)`.
+    fn clusters(
+        &self,
+        sketches: &Sketches,
+        site_ids: &[Option<u32>],
+        (near, extra, exact_group): (&[(u32, u32)], &[(u32, u32)], Vec<(u32, Vec<u32>)>),
+        fates: &mut [Fate],
+        pick: &impl Fn(&[u32]) -> u32,
+        stats: &mut Stats,
+    ) -> Vec<Cluster> {
+        let n = fates.len();
         let mut uf = UnionFind::new(n);
-        for &(a, b) in near.iter().chain(&extra) {
+        for &(a, b) in near.iter().chain(extra) {
             uf.union(a, b);
         }
         let mut groups = uf.groups();
-        // Near pairs that the filter accepts, for verified mode.
-        let accepts = |a: u32, b: u32| {
-            let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
-            self.rule.verifies(class(a, b), x, y)
-        };
         if self.cluster_mode == ClusterMode::Verified {
+            let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
+            let accepts = |a: u32, b: u32| {
+                let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
+                self.rule.verifies(class(a, b), x, y)
+            };
             for g in &mut groups {
                 let rep = pick(g);
                 let before = g.len();
@@ -899,65 +1042,7 @@ impl Pipeline {
             }
         }
         clusters.sort_unstable_by_key(|c| c.members[0]);
-        for &(a, b) in &near {
-            pairs.push(self.pair(&sketches, &site_ids, a, b, PairKind::Near));
-        }
-        for &(a, b) in &extra {
-            pairs.push(self.pair(&sketches, &site_ids, a, b, PairKind::HighRecall));
-        }
-        // Old records are references: they keep no fate, and pairs among them are old news.
-        pairs.retain(|p| p.b as usize >= old);
-        clusters.retain(|c| c.members.last().is_some_and(|&m| m as usize >= old));
-        for f in &mut fates[..old] {
-            *f = Fate::Kept;
-        }
-        pairs.sort_unstable_by_key(|p| (p.a, p.b));
-        let mut kept = RoaringBitmap::new();
-        for (i, f) in fates.iter().enumerate().skip(old) {
-            match f {
-                Fate::Kept => {
-                    kept.insert(i as u32);
-                    stats.kept += 1;
-                }
-                Fate::ExactDuplicate { .. } => stats.exact_duplicates += 1,
-                Fate::NearDuplicate { .. } => stats.near_duplicates += 1,
-                Fate::Rejected { .. } => stats.rejected += 1,
-            }
-        }
-        stats.clusters = ClusterStats::of(&clusters);
-        let t_cluster = t.elapsed();
-        stats.seconds = Timings {
-            exact: t_exact.as_secs_f64(),
-            candidates: t_cand.as_secs_f64(),
-            filter: t_filter.as_secs_f64(),
-            high_recall: t_hr.as_secs_f64(),
-            cluster: t_cluster.as_secs_f64(),
-            ..Timings::default()
-        };
-        for p in &pairs {
-            match p.class {
-                PairClass::SameSite => stats.same_site_pairs += 1,
-                PairClass::CrossSite => stats.cross_site_pairs += 1,
-                PairClass::Unknown => stats.unknown_site_pairs += 1,
-            }
-        }
-        stats.read -= old as u64;
-        stats.previous = old as u64;
-        let d = Dedup {
-            ids,
-            fates,
-            pairs,
-            clusters,
-            kept,
-            sketches,
-            stats,
-            previous: old,
-            sites: site_names,
-            site_of: site_ids,
-            decisions,
-        };
-        d.reconcile(received)?;
-        Ok(d)
+        clusters
     }
 
     fn pair(&self, sk: &Sketches, sites: &[Option<u32>], a: u32, b: u32, kind: PairKind) -> Pair {
