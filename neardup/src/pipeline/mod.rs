@@ -202,8 +202,11 @@ fn reject_repeated_ids(ids: &[String], hashes: &[u64], fates: &mut [Fate], old: 
 struct ExactPass {
     active: Vec<u32>,
     pairs: Vec<(u32, u32)>,
-    groups: Vec<(u32, Vec<u32>)>,
+    groups: ExactGroups,
 }
+
+/// Exact groups of two or more records: `(representative, members)`.
+type ExactGroups = Vec<(u32, Vec<u32>)>;
 
 /// The exact-duplicate pass: kept records grouped by their 128-bit exact fingerprint;
 /// each group keeps the member `pick` chooses, the others become exact duplicates.
@@ -852,14 +855,15 @@ impl Pipeline {
         stats.high_recall_added = extra.len() as u64;
         let t_hr = t.elapsed();
         let t = Instant::now();
-        let mut clusters = self.clusters(
+        let (mut clusters, unchained) = self.clusters(
             &sketches,
             &site_ids,
-            (&near, &extra, exact.groups),
+            [&near, &extra],
+            exact.groups,
             &mut fates,
             &pick,
-            &mut stats,
         );
+        stats.unchained = unchained;
         pairs.extend(self.measured(&sketches, &site_ids, &near, PairKind::Near));
         pairs.extend(self.measured(&sketches, &site_ids, &extra, PairKind::HighRecall));
         // Old records are references: they keep no fate, and pairs among them are old news.
@@ -978,22 +982,23 @@ impl Pipeline {
     /// The clusters of the near and high-recall pairs (union-find; in verified mode
     /// each member checked against its representative), each taking in its members'
     /// exact groups, and the exact groups no near cluster took; the dropped members'
-    /// fates set. `(near, extra, exact groups)`.
+    /// fates set; and the members verified mode removed.
     fn clusters(
         &self,
         sketches: &Sketches,
         site_ids: &[Option<u32>],
-        (near, extra, exact_group): (&[(u32, u32)], &[(u32, u32)], Vec<(u32, Vec<u32>)>),
+        [near, extra]: [&[(u32, u32)]; 2],
+        exact_group: ExactGroups,
         fates: &mut [Fate],
         pick: &impl Fn(&[u32]) -> u32,
-        stats: &mut Stats,
-    ) -> Vec<Cluster> {
+    ) -> (Vec<Cluster>, u64) {
         let n = fates.len();
         let mut uf = UnionFind::new(n);
         for &(a, b) in near.iter().chain(extra) {
             uf.union(a, b);
         }
         let mut groups = uf.groups();
+        let mut unchained = 0;
         if self.cluster_mode == ClusterMode::Verified {
             let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
             let accepts = |a: u32, b: u32| {
@@ -1004,7 +1009,7 @@ impl Pipeline {
                 let rep = pick(g);
                 let before = g.len();
                 g.retain(|&m| m == rep || accepts(rep, m));
-                stats.unchained += (before - g.len()) as u64;
+                unchained += (before - g.len()) as u64;
             }
             groups.retain(|g| g.len() > 1);
         }
@@ -1042,7 +1047,7 @@ impl Pipeline {
             }
         }
         clusters.sort_unstable_by_key(|c| c.members[0]);
-        clusters
+        (clusters, unchained)
     }
 
     fn pair(&self, sk: &Sketches, sites: &[Option<u32>], a: u32, b: u32, kind: PairKind) -> Pair {
