@@ -943,3 +943,58 @@ fn synth_takes_real_seeds_and_variant_proportions() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("seeds must be text"));
 }
+
+/// `neardup sketch` takes dedup's field flags: records whose id and text live in other
+/// fields are sketched (not rejected), and an incremental run with the same flags drops
+/// a later snapshot's copy of one of them. Without the flags, nothing can be sketched.
+#[test]
+fn sketch_takes_the_field_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = corpus();
+    let record = |id: &str, text: &str| serde_json::json!({"key": id, "content": text}).to_string();
+    let march: String = c
+        .documents
+        .iter()
+        .take(10)
+        .map(|d| record(&d.id, d.body.as_str()) + "\n")
+        .collect();
+    std::fs::write(dir.path().join("march.jsonl"), march).unwrap();
+    let copy = record("april-copy", c.documents[3].body.as_str());
+    let fresh = record(
+        "april-new",
+        "a page of april that no one wrote in march at all",
+    );
+    std::fs::write(dir.path().join("april.jsonl"), format!("{copy}\n{fresh}\n")).unwrap();
+    let fields = ["--id-field", "key", "--text-field", "content"];
+    let mut args = vec!["sketch", "march.jsonl", "-o", "march.sketches"];
+    args.extend(fields);
+    ok_in(dir.path(), &args);
+    let saved = neardup::persist::sketches::SavedSketches::load(&dir.path().join("march.sketches"))
+        .unwrap();
+    assert_eq!(saved.len(), 10);
+    assert_eq!(saved.ids[3], c.documents[3].id);
+    let mut args = vec![
+        "dedup",
+        "april.jsonl",
+        "--sketches",
+        "march.sketches",
+        "-q",
+        "-o",
+        "kept.jsonl",
+        "--report",
+        "r.json",
+    ];
+    args.extend(fields);
+    ok_in(dir.path(), &args);
+    let kept = read_jsonl(&dir.path().join("kept.jsonl"));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0]["key"], "april-new");
+    // Without the flags every record lacks a text: none is sketched.
+    ok_in(
+        dir.path(),
+        &["sketch", "march.jsonl", "-o", "none.sketches", "-q"],
+    );
+    let none =
+        neardup::persist::sketches::SavedSketches::load(&dir.path().join("none.sketches")).unwrap();
+    assert_eq!(none.len(), 0);
+}

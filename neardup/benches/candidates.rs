@@ -1,6 +1,6 @@
 //! Stage one on one generated corpus: Broder supershingles vs Pugh checksums vs the
 //! Charikar block index; one bucketing pass's keys sorted whole against the keys that
-//! may repeat set aside first (`repeated_first`, session 20); and the clusters' groups
+//! may repeat set aside first (`repeated_first`); and the clusters' groups
 //! out of a union-find of the size of the Rust documentation corpus, against the
 //! vector-per-record way they were taken before. Each bench asserts its result inside
 //! the loop.
@@ -66,7 +66,7 @@ fn stage_one(c: &mut Criterion) {
 }
 
 /// The union-find's sets of two or more, each sorted, in order of their smallest member,
-/// taken the way `UnionFind::groups` did before session 17: a vector per record, the
+/// taken the way `UnionFind::groups` once did: a vector per record, the
 /// singletons dropped after.
 fn groups_vector_per_record(uf: &mut UnionFind, n: usize) -> Vec<Vec<u32>> {
     let mut by_root: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -133,7 +133,7 @@ fn clusters(c: &mut Criterion) {
 
 /// One stage-one pass over keys like the Rust documentation corpus's (88,000 keys,
 /// about 2 % of them in buckets of two or three): the buckets of two or more, found by
-/// sorting every key (`sort_hashed`, the way before session 20) or by sorting only the
+/// sorting every key (`sort_hashed` alone, the earlier way) or by sorting only the
 /// keys `repeated_first` keeps.
 fn bucket_keys(c: &mut Criterion) {
     use neardup::candidates::{repeated_first, sort_hashed};

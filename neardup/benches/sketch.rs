@@ -110,8 +110,7 @@ fn shingles(c: &mut Criterion) {
             black_box(x)
         })
     });
-    // Baseline: the one rolling chain with the finalizer in the loop (the way before
-    // session 18).
+    // Baseline: the one rolling chain with the finalizer in the loop (the earlier way).
     const P: u64 = neardup::sketch::shingle::SHINGLE_BASE;
     let top = (1..8).fold(1u64, |p, _| p.wrapping_mul(P));
     let tag = 8u64.wrapping_mul(neardup::sketch::shingle::LENGTH_TAG);

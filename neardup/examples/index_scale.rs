@@ -1,4 +1,4 @@
-//! Simhash index figures at scale (README "Simhash index"):
+//! Simhash index figures at scale (the guide's performance page, docs/performance.md):
 //!
 //! ```text
 //! cargo run --release --example index_scale -- [STORED] [BATCH_STORED] [QUERIES]

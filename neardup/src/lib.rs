@@ -107,3 +107,22 @@ pub use sketch::{Features, Sketch, SketchConfig, SketchRef, Sketcher, Sketches};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's Rust examples (`docs/`, the mdBook), compiled and run as doctests.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../docs/cli.md")]
+    struct Cli;
+    #[doc = include_str!("../../docs/python.md")]
+    struct Python;
+    #[doc = include_str!("../../docs/spark.md")]
+    struct Spark;
+    #[doc = include_str!("../../docs/online.md")]
+    struct Online;
+    #[doc = include_str!("../../docs/algorithms.md")]
+    struct Algorithms;
+    #[doc = include_str!("../../docs/accuracy.md")]
+    struct Accuracy;
+    #[doc = include_str!("../../docs/performance.md")]
+    struct Performance;
+}

@@ -1,7 +1,7 @@
 //! `neardup sketch`: save the sketches of a snapshot for incremental runs.
 
 use crate::cmd::dedup::dedup;
-use crate::config::Params;
+use crate::config::{FieldArgs, Params};
 use crate::*;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -21,6 +21,8 @@ pub struct SketchArgs {
     /// No progress bar and no summary.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fields: FieldArgs,
     #[command(flatten)]
     pub params: Params,
 }
@@ -45,7 +47,7 @@ pub fn sketch(args: SketchArgs) -> Result<()> {
         sketches: None,
         save_sketches: Some(args.output.clone()),
         quiet: true,
-        fields: Default::default(),
+        fields: args.fields,
         params: args.params,
     })?;
     if !args.quiet {

@@ -762,7 +762,7 @@ impl Deduper {
     /// min-hashing, the projections and the site are skipped (the prepared document
     /// has no sketch). Should that document be gone by the time the lock is taken, the
     /// caller prepares the document again in full ([`Deduper::prepare_full`]). (Without it, `check_and_insert` at
-    /// 10 M documents was 3 % slower in an alternating A/B: README, Online dedup.)
+    /// 10 M documents was 3 % slower in an alternating A/B: docs/online.md.)
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         self.prepare_with(doc, true)
     }

@@ -21,7 +21,7 @@ pub enum Preset {
     /// near-identical pages.
     #[default]
     Paper,
-    /// Tuned for looser near-duplicates on the development set (see the README's
+    /// Tuned for looser near-duplicates on the development set (see the guide's
     /// accuracy report): 3-term shingles, 168 min-values in 84 supershingles of 2,
     /// 1024 Charikar bits over shingles; candidates share ≥ 35 supershingles and are
     /// kept if ≥ 815 Charikar bits agree or ≥ 51 supershingles agree (the values of
@@ -374,7 +374,7 @@ impl PipelineBuilder {
 }
 
 /// Settings of [`Preset::Recall`], tuned on the development set of judged web-page
-/// pairs (see the README's accuracy report).
+/// pairs (see the guide's accuracy page, docs/accuracy.md).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct RecallSettings {

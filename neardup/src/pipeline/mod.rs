@@ -23,8 +23,8 @@
 //! about 1.8 KB with the recall preset) and `i` the length of the record ids; the 250
 //! bytes cover a record's fate, id and site slots, the exact-duplicate pass and the
 //! stage-one keys and pairs. With the paper preset and short ids that is about 400
-//! bytes per record: 4 GB for 10 million records (measured: see the README's scale
-//! run). The 64 MB hold the records in flight: [`PipelineBuilder::chunk_records`] (512
+//! bytes per record: 4 GB for 10 million records (measured: the scale run of
+//! `docs/performance.md`). The 64 MB hold the records in flight: [`PipelineBuilder::chunk_records`] (512
 //! by default, and the sketches of up to 16 times as many waiting to be collected in
 //! order) and, in the command-line tool, what is read ahead of inputs other than
 //! uncompressed JSONL files: at most 10 chunks of 128 records or 1 MiB plus one record
