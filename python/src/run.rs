@@ -720,7 +720,8 @@ impl Dedup {
     /// fate, of, reason; the default), `"clusters"` (representative, members, size),
     /// `"pairs"` (a, b, kind, site, shared_supershingles, charikar_agreement) or
     /// `"annotations"` (the columns `neardup dedup --annotate` adds, one row per record
-    /// in input order: `neardup_fate`, `neardup_of` — the id it duplicates —,
+    /// in input order: `neardup_fate`, `neardup_of` — the id of the kept record it was
+    /// dropped for: its exact group's representative, or its cluster's —,
     /// `neardup_cluster` — its cluster's representative — and `neardup_reason`).
     #[pyo3(signature = (table_name="fates"))]
     fn to_arrow<'py>(&self, py: Python<'py>, table_name: &str) -> PyResult<Bound<'py, PyAny>> {

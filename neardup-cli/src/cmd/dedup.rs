@@ -50,8 +50,10 @@ pub struct DedupArgs {
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
     /// Write every record here with its fate added instead of dropping any: the fields
-    /// (or Parquet columns) `neardup_fate` (kept, exact, near, rejected), `neardup_of`,
-    /// `neardup_cluster` (the representative's id) and `neardup_reason`.
+    /// (or Parquet columns) `neardup_fate` (kept, exact, near, rejected), `neardup_of`
+    /// (the id of the kept record it was dropped for: its exact group's
+    /// representative, or its cluster's), `neardup_cluster` (its cluster's
+    /// representative) and `neardup_reason` (why it was rejected).
     #[arg(long)]
     pub annotate: Option<PathBuf>,
     /// Write clusters as JSONL: representative, members, size.
@@ -60,7 +62,9 @@ pub struct DedupArgs {
     /// Write verified pairs as JSONL.
     #[arg(long)]
     pub pairs: Option<PathBuf>,
-    /// Write rejected records as JSONL: position, id, reason.
+    /// Write rejected records as JSONL: code, reason, input, position (line, byte
+    /// offset or file number), file (in a directory input), id (when it could be read)
+    /// and record (its ordinal in the run).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
     /// Write the mirror report as JSONL: site pairs ranked by duplicate pairs between
