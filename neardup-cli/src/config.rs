@@ -16,9 +16,10 @@ use std::sync::Arc;
 #[derive(Clone, Copy, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PresetArg {
-    /// Seed 003's parameters ([`Preset::Paper`]).
+    /// The papers' settings: drops near-identical pages only (a web index, a crawler).
     Paper,
-    /// Tuned for recall ([`Preset::Recall`]).
+    /// Tuned for recall on judged web pages: also rewrites and reformatted copies (LLM
+    /// pretraining data).
     Recall,
 }
 
