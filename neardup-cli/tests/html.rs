@@ -226,6 +226,18 @@ fn check_report(gzip: bool) {
         "the malformed line's code"
     );
 
+    // Shared supershingles read as min-hash estimates of resemblance: k of 6
+    // supershingles of 14 min-values (the defaults) estimate (k/6)^(1/14).
+    let mut scales = 0;
+    for piece in dom.split("data-resemblance=\"").skip(1) {
+        let (k, rest) = piece.split_once('"').unwrap();
+        let shown = rest[1..].split('<').next().unwrap();
+        let k: f64 = k.parse().unwrap();
+        assert_eq!(shown, format!("{:.3}", (k / 6.0).powf(1.0 / 14.0)), "k = {k}");
+        scales += 1;
+    }
+    assert!(scales > 0, "no resemblance scale on the page");
+
     // The planted variant: its diff against the representative marks the two words.
     let member = dom
         .split("data-member=\"variant\"")

@@ -688,7 +688,38 @@ impl Page<'_> {
                 None,
                 "supershingles",
             ));
+            h.push_str(&self.resemblance_scale(&c.accepted_by_shared, &c.rejected_by_shared));
         }
+    }
+
+    /// The shared supershingles read as min-hash estimates of resemblance: a
+    /// supershingle of `w` min-values matches with probability `r^w` at resemblance `r`,
+    /// so `k` of `m` matching estimates `r = (k/m)^(1/w)`. A table of each count, its
+    /// estimate and the candidates accepted and rejected there.
+    fn resemblance_scale(&self, accepted: &[u64], rejected: &[u64]) -> String {
+        let cfg = self.pipeline.sketcher().config();
+        let (m, w) = (cfg.supershingles, cfg.supershingle_width());
+        let mut h = format!(
+            "<table class=\"resemblance\"><caption>The min-hash estimate of resemblance: \
+             k of {m} supershingles of {w} min-values shared estimates (k/{m})^(1/{w})</caption>\
+             <tr><th>shared</th><th>estimated resemblance</th><th>accepted</th><th>rejected</th></tr>"
+        );
+        for k in 0..=m {
+            let (a, r) = (
+                accepted.get(k).copied().unwrap_or(0),
+                rejected.get(k).copied().unwrap_or(0),
+            );
+            if a + r == 0 {
+                continue;
+            }
+            let est = (k as f64 / m as f64).powf(1.0 / w as f64);
+            let _ = write!(
+                h,
+                "<tr><td>{k}</td><td data-resemblance=\"{k}\">{est:.3}</td><td>{a}</td><td>{r}</td></tr>"
+            );
+        }
+        h.push_str("</table>");
+        h
     }
 
     fn sites(&self, h: &mut String, v: &Value) {
