@@ -3,12 +3,11 @@
 # hosts): pairs same-site vs cross-site, clusters changed, time and memory of the
 # first pass. Writes bench-out/bp-*.
 #
-#   bash bench/boilerplate.sh [SHARED_DIR] [--text]
+#   bash bench/boilerplate.sh [--text]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${1:-../shared}
 kind=html
-[ "${2:-}" = "--text" ] && kind=text
+[ "${1:-}" = "--text" ] && kind=text
 out=bench-out
 mkdir -p "$out"
 cargo build --release --quiet
@@ -16,9 +15,9 @@ bin=target/release/neardup
 corpus="$out/rustdocs-$kind.jsonl"
 if [ ! -s "$corpus" ]; then
     if [ "$kind" = text ]; then
-        python3 "$shared/bench/rustdocs_corpus.py" "$corpus" --text 1.95.0 nightly
+        python3 "bench/peers/rustdocs_corpus.py" "$corpus" --text 1.95.0 nightly
     else
-        python3 "$shared/bench/rustdocs_corpus.py" "$corpus" 1.95.0 nightly
+        python3 "bench/peers/rustdocs_corpus.py" "$corpus" 1.95.0 nightly
     fi
 fi
 for mode in plain boilerplate; do

@@ -5,7 +5,7 @@ one run on this machine: time, peak memory, and whether the kept rows are the CL
   make python && .venv/bin/python bench/frames.py [CORPUS.jsonl]
 
 CORPUS defaults to bench-out/rustdocs-text.jsonl (`python3
-../shared/bench/rustdocs_corpus.py bench-out/rustdocs-text.jsonl --text 1.95.0
+bench/peers/rustdocs_corpus.py bench-out/rustdocs-text.jsonl --text 1.95.0
 nightly`). Each figure is the best of REPEAT runs (default 3):
 
 * the CLI's whole job, `neardup dedup CORPUS -o kept.jsonl` (reading, parsing and

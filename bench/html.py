@@ -4,7 +4,7 @@ each corpus given; the page's size.
 
   python3 bench/html.py [CORPUS.jsonl ...]
 
-Defaults to bench-out/rustdocs-text.jsonl (`python3 ../shared/bench/rustdocs_corpus.py
+Defaults to bench-out/rustdocs-text.jsonl (`python3 bench/peers/rustdocs_corpus.py
 bench-out/rustdocs-text.jsonl --text 1.95.0 nightly`) and bench-out/synth-1000000.jsonl
 (made by `bench/spark.py --synth 1000000`). Each figure is the median of REPEAT runs
 (default 5) of `neardup dedup CORPUS -q -o kept.jsonl [--html page.html]`, release

@@ -5,7 +5,7 @@ Rust documentation corpus (text records).
   make python && .venv/bin/python bench/python.py [CORPUS.jsonl]
 
 CORPUS defaults to bench-out/rustdocs-text.jsonl (made by bench/run.sh, or by
-`python3 ../shared/bench/rustdocs_corpus.py bench-out/rustdocs-text.jsonl --text 1.95.0
+`python3 bench/peers/rustdocs_corpus.py bench-out/rustdocs-text.jsonl --text 1.95.0
 nightly`). Prints, and writes bench-out/python.json:
 
 * the whole CLI job (`neardup dedup CORPUS -o kept.jsonl`, reading and JSON parsing

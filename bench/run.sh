@@ -3,7 +3,7 @@
 # run on the same machine. Prints a table of times and the ratios against the targets;
 # writes bench-out/run.json (machine-readable) and bench-out/*.txt (each step's output).
 #
-#   bash bench/run.sh [SHARED_DIR]           (default: ../shared beside the repository)
+#   bash bench/run.sh
 #   PEERS=gaoya-minhash bash bench/run.sh    (only these peers of peers.py; default all)
 #   DATATROVE=0 bash bench/run.sh            (skip datatrove's job, ~35 s)
 #   REPEAT=5 bash bench/run.sh               (neardup runs: best of REPEAT, default 3)
@@ -22,12 +22,13 @@
 # sketching and indexing timed) and datatrove's whole MinHash job
 # (peers_datatrove.py: reading, signatures, buckets, clusters, filtering, writing).
 #
+# The peers' scripts and the corpus builder are in bench/peers/ (the corpus is the Rust
+# documentation of the installed toolchains, 1.95.0 and nightly).
 # Needs python3; the peers are installed on first use into bench-out/venv-peers
 # (datasketch, rensa, gaoya) and bench-out/venv-datatrove (datatrove, pinned as
 # peers_datatrove.py says), from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${1:-../shared}
 out=bench-out
 repeat=${REPEAT:-3}
 mkdir -p "$out"
@@ -37,8 +38,8 @@ bin=target/release/neardup
 
 text="$out/rustdocs-text.jsonl"
 html="$out/rustdocs-html.jsonl"
-[ -s "$text" ] || python3 "$shared/bench/rustdocs_corpus.py" "$text" --text 1.95.0 nightly
-[ -s "$html" ] || python3 "$shared/bench/rustdocs_corpus.py" "$html" 1.95.0 nightly
+[ -s "$text" ] || python3 "bench/peers/rustdocs_corpus.py" "$text" --text 1.95.0 nightly
+[ -s "$html" ] || python3 "bench/peers/rustdocs_corpus.py" "$html" 1.95.0 nightly
 
 venv="$out/venv-peers"
 if [ ! -x "$venv/bin/python" ]; then
@@ -102,10 +103,10 @@ echo "== sketching alone, one thread, text and HTML already in memory (per-core 
 target/release/examples/sketch_stages "$text" | tee "$out/stages-text.txt"
 target/release/examples/sketch_stages "$html" --html | tee "$out/stages-html.txt"
 echo "== peers (peers.py)"
-"$venv/bin/python" "$shared/bench/peers.py" "$text" ${PEERS:+--only "$PEERS"} | tee "$out/peers.txt"
+"$venv/bin/python" "bench/peers/peers.py" "$text" ${PEERS:+--only "$PEERS"} | tee "$out/peers.txt"
 if [ "${DATATROVE:-1}" != 0 ]; then
     echo "== datatrove's MinHash job (peers_datatrove.py)"
-    "$dtvenv/bin/python" "$shared/bench/peers_datatrove.py" "$text" | tee "$out/datatrove.txt"
+    "$dtvenv/bin/python" "bench/peers/peers_datatrove.py" "$text" | tee "$out/datatrove.txt"
 else
     : > "$out/datatrove.txt"
 fi

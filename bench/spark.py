@@ -104,7 +104,7 @@ def main() -> None:
     else:
         corpus = Path(args.corpus)
     if not corpus.exists():
-        sys.exit(f"{corpus} is missing: python3 ../shared/bench/rustdocs_corpus.py {corpus} --text 1.95.0 nightly")
+        sys.exit(f"{corpus} is missing: python3 bench/peers/rustdocs_corpus.py {corpus} --text 1.95.0 nightly")
     docs = sum(1 for _ in open(corpus, "rb"))
     size = corpus.stat().st_size
     work = Path(tempfile.mkdtemp(prefix="neardup-spark-bench-"))

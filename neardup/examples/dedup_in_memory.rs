@@ -1,5 +1,5 @@
 //! The two-stage run on documents already in memory, timed the way
-//! `../shared/bench/peers.py` times its peers: the corpus is loaded first (untimed), then
+//! `bench/peers/peers.py` times its peers: the corpus is loaded first (untimed), then
 //! sketching (both stages), the exact pre-pass, candidates, filter and clusters are
 //! timed together through the library's `Pipeline::run`.
 //!
