@@ -106,8 +106,7 @@ pub fn write_kept(_: &Dedup, _: &[Input], _: &Ranges, _: &Sink, _: usize) -> Res
 /// `writers` threads at once (the calling one among them; at most two: ext4 lets one
 /// writer of a file copy at a time, so a second one only overlaps what each does
 /// outside that lock: gathering the next slices, releasing the input's pages behind,
-/// starting the disk writes; two took 42–52 ms for 127 MB, one 58–60 ms); returns how
-/// many, or `None` (nothing written) when the run
+/// starting the disk writes); returns how many, or `None` (nothing written) when the run
 /// does not allow this way (see the module docs: the caller checked the other
 /// targets).
 #[cfg(unix)]

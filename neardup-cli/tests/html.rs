@@ -233,7 +233,11 @@ fn check_report(gzip: bool) {
         let (k, rest) = piece.split_once('"').unwrap();
         let shown = rest[1..].split('<').next().unwrap();
         let k: f64 = k.parse().unwrap();
-        assert_eq!(shown, format!("{:.3}", (k / 6.0).powf(1.0 / 14.0)), "k = {k}");
+        assert_eq!(
+            shown,
+            format!("{:.3}", (k / 6.0).powf(1.0 / 14.0)),
+            "k = {k}"
+        );
         scales += 1;
     }
     assert!(scales > 0, "no resemblance scale on the page");

@@ -1,5 +1,5 @@
 //! Clustering verified pairs: union-find, deterministic representatives, and a mode
-//! that forbids growth by chaining (seed 004; DESIGN.md §3 "Clusters").
+//! that forbids growth by chaining (Pugh's slides, seed 004; docs/algorithms.md).
 
 use serde::{Deserialize, Serialize};
 

@@ -31,7 +31,7 @@
 //!
 //! | stage | module | what it computes |
 //! |---|---|---|
-//! | records | [`document`], [`io`] | documents; JSONL / gzip / zstd / WARC / directory readers, every record accounted for |
+//! | records | [`document`], [`io`] | documents; JSONL (plain or compressed), Parquet, WARC and directory readers, every record accounted for |
 //! | sketch | [`sketch`] ([`sketch::tokenize`], [`sketch::hash`], [`sketch::shingle`], [`sketch::broder`], [`sketch::charikar`], [`sketch::pugh`], [`sketch::boilerplate`]) | terms, stable fingerprints, shingles, min-values and supershingles, projections, Pugh checksums, a fixed-size sketch per document |
 //! | stage one | [`candidates`] | candidate pairs by bucketing (big buckets bounded) |
 //! | stage two, the verdict | [`verify`] | the one [`Rule`](verify::Rule): filter per class of pair, sites |
@@ -39,6 +39,7 @@
 //! | pipeline | [`pipeline`] | the builder wiring the stages, presets, accounting |
 //! | saved files | [`persist`] | atomic outputs, saved sketches for incremental runs |
 //! | simhash index | [`index`] | Manku's permuted sorted tables, online and batch |
+//! | online dedup | [`online`] | [`Deduper`]: one record at a time against everything seen, with a durable state |
 //! | evaluation | [`eval`], [`synth`] | labelled pairs, generated corpora, SVG charts |
 //!
 //! Defaults are the papers' (seed 003): 8-term shingles, 84 min-values, 6 supershingles

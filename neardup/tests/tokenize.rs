@@ -1,4 +1,4 @@
-//! Tokenizer rules (seed 003 §1.2.3.1, §4.2.3; DESIGN.md §3 "Tokens").
+//! Tokenizer rules (seed 003 §1.2.3.1, §4.2.3; docs/algorithms.md, "terms").
 use neardup::sketch::tokenize::{Tokenizer, Tokens};
 use neardup::Body;
 

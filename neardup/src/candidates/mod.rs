@@ -1,4 +1,4 @@
-//! Stage one: candidate pairs from bucketed keys (seed 003 FIG. 3; DESIGN.md §3).
+//! Stage one: candidate pairs from bucketed keys (the Henzinger patent, seed 003, FIG. 3; docs/algorithms.md).
 //!
 //! A [`CandidateGenerator`] turns the sketches of the documents still in play into
 //! candidate pairs `(a, b)` with `a < b` (input ordinals), each pair once, sorted.

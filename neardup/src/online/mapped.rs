@@ -57,10 +57,8 @@ impl<T: Pod> Zeroed<T> {
         // misses the TLB less. The kernel backs with a huge page only a 2 MiB range
         // aligned to 2 MiB, and places a mapping whose length is not a multiple of
         // 2 MiB anywhere: a big block is mapped 2 MiB longer and starts at the first
-        // boundary (the pages around it are never touched, so never resident). Kept on
-        // an alternating A/B at 10 M documents (docs/online.md): without it,
-        // `check_and_insert` was 3 % slower. A hint: refused, the block has ordinary
-        // pages.
+        // boundary (the pages around it are never touched, so never resident). A hint:
+        // refused, the block has ordinary pages.
         let huge = cfg!(target_os = "linux") && bytes >= HUGE_BLOCK;
         let mapped = if huge { bytes + HUGE_PAGE } else { bytes };
         let map = MmapOptions::new().len(mapped).map_anon().map_err(|e| {

@@ -9,8 +9,8 @@
 //!    exact duplicate is stored: once the terms are known, so is the exact
 //!    fingerprint, and when a stored document has it, the min-hashing and the
 //!    projections (about a third of a sketch) are skipped, since the verdict reads
-//!    nothing else (8.6 % of the generated stream of `examples/online_bench.rs`; should the
-//!    twin be removed before the lock is taken, the document is sketched in full);
+//!    nothing else (should the twin be removed before the lock is taken, the document
+//!    is sketched in full);
 //! 2. an equal exact fingerprint among the stored documents makes it an exact duplicate
 //!    of the first such document (in insertion order);
 //! 3. otherwise its candidates are the stored documents that share a supershingle with
@@ -314,9 +314,7 @@ impl State {
     /// Asks for what judging the stored `slot` reads (its site, exact fingerprint,
     /// term count and projection; its supershingles are being read): in a big state,
     /// each a cache miss of its own, which then overlap with the supershingle's
-    /// instead of following it. (With the log's next lines asked for ahead too,
-    /// `check_and_insert` at 10 M stored documents measured 80.4, 80.1 and 81.0 % of
-    /// the sketching speed against 79.7, 78.7 and 80.0 % in alternating runs.)
+    /// instead of following it.
     #[inline]
     fn prefetch_judged(&self, slot: u32) {
         let i = slot as usize;
@@ -748,8 +746,7 @@ impl Deduper {
     /// cells of the id's and the exact fingerprint's lookups once the terms are known,
     /// the posting lists' once the supershingles are, before the projections (in a big
     /// state, a miss each: asked for after the whole sketch, they were still on their
-    /// way when the lock was taken, and `check_and_insert` at 3 M stored documents
-    /// went from 77–80 % to 81 % of the sketching speed in alternating runs), and the
+    /// way when the lock was taken), and the
     /// site's cell once the site is found. The cells are skipped when a writer holds
     /// the state, or without `prefetch` (a batch prepared ahead of its checks, when the
     /// cells would be stale by then); the caller then asks under its lock (`prefetched`
@@ -761,8 +758,7 @@ impl Deduper {
     /// the document is an exact duplicate or a retry whatever else it has, and the
     /// min-hashing, the projections and the site are skipped (the prepared document
     /// has no sketch). Should that document be gone by the time the lock is taken, the
-    /// caller prepares the document again in full ([`Deduper::prepare_full`]). (Without it, `check_and_insert` at
-    /// 10 M documents was 3 % slower in an alternating A/B: docs/online.md.)
+    /// caller prepares the document again in full ([`Deduper::prepare_full`]).
     fn prepare(&self, doc: &Document) -> std::result::Result<Prepared, RejectReason> {
         self.prepare_with(doc, true)
     }

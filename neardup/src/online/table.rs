@@ -22,8 +22,7 @@
 //!
 //! * the shards grow at different moments: a rebuild moves an 8th of the table, not
 //!   all of it (a check waiting behind an insert waits for that, not for the whole
-//!   table to be moved: at 10 M stored documents, the longest stretch of 64
-//!   `check_and_insert` calls took 91 ms against 1.6 s for one table), and the
+//!   table to be moved), and the
 //!   deduper's seven tables are turned against one another by their phases
 //!   ([`SlotTable::new`]);
 //! * memory does not jump at a rebuild: whatever the number of entries, the shards'
@@ -33,17 +32,15 @@
 //! * each entry is moved about 2/3 of a time as the table grows (once when shards
 //!   doubled, twice when one table grew 1.5×).
 //!
-//! Why 2.5×: at 10 M stored documents, shards that doubled moved 99.3 M entries in
-//! 4.5–4.9 s of rebuilds, shards grown 2.5× 75.6 M in 3.6–3.9 s, and their lower
-//! average load shortens the runs of cells; `check_and_insert` averaged 77.2 % of the
-//! sketching speed against 76.4 % in alternating runs on a slow host, for 189 bytes per
-//! stored document against 182 (3× measured 200 bytes, the memory target's limit).
+//! Why 2.5×: shards grown 2.5× at a time move a quarter fewer entries than shards
+//! that double, and their lower average load shortens the runs of cells, for a few
+//! bytes more per stored document (3× reaches the memory target's limit; the figures
+//! are in docs/online.md).
 //!
 //! More shards make shorter waits and cost speed: with 32, a rebuild reads the keys
 //! of every 32nd stored document (a cache miss each, where 8 read nearby ones) and the
-//! shards' blocks fall below the size that gets huge pages (more TLB misses); at 3 M
-//! documents `check_and_insert` ran at 74 % of sketching with 32 shards, 77–78 % with
-//! 8 and 79–81 % with one table (alternating runs; at 10 M, 72 %, 75 % and 76 %).
+//! shards' blocks fall below the size that gets huge pages (more TLB misses): 8 is
+//! the compromise between the waits of one table and the speed lost to 32.
 //!
 //! The cells and a rebuild's buffers are mapped blocks ([`super::mapped`]), not the
 //! allocator's; the buffers are kept from one rebuild to the next ([`Scratch`], one
@@ -369,9 +366,8 @@ impl SlotTable {
     /// the loads overlap when they are all asked for first. The first scan reads
     /// [`SCAN`] cells from the home cell, 32 bytes that lie across two cache lines
     /// when the home is past the middle of its line (7 homes in 16), so the line of
-    /// the last one is asked for too: at N = 13.36 M with the log, two alternating
-    /// runs each, 79.5 and 78.8 % of the sketching speed against 76.5 and 78.3 %; at
-    /// 3 M, no difference.
+    /// the last one is asked for too (it helps a big state; a small one is in the
+    /// cache anyway).
     #[inline]
     pub(super) fn prefetch(&self, h: u64) {
         self.shards[shard_of(h)].prefetch(h);
@@ -800,14 +796,11 @@ impl Shard {
     /// in), the new cells put in order of the top 8 bits of their home cell (one
     /// counting pass) and placed in that order. It works in `scratch`, 8 bytes per
     /// entry twice (the bitmap lies in the second block until the sorted cells take
-    /// it). (Rebuilds were about a fifth of `check_and_insert`'s own work; the bitmap
-    /// and the shorter sort cut their cost by a quarter.) The keys, one in a
-    /// cache line of its own (the slots of one shard are an 8th of all), are asked for
-    /// [`KEYS_AHEAD`] slots before they are read ([`Keys::prefetch`]): the rebuilds'
-    /// samples fell by 39 % at 3 M stored documents and the longest stretch of 64 calls
-    /// at 10 M from 91–97 to 51–54 ms; `check_and_insert` at 10 M measured 75–78 % of
-    /// the sketching speed in three runs, against 75–76 % before (the reference itself
-    /// moves by 4 % from run to run).
+    /// it); the bitmap and the short sort keep rebuilds a small part of
+    /// `check_and_insert`'s work. The keys, one in a cache line of its own (the slots
+    /// of one shard are an 8th of all), are asked for [`KEYS_AHEAD`] slots before they
+    /// are read ([`Keys::prefetch`]), so that a rebuild waits on them once, not once
+    /// per key.
     ///
     /// Every block it needs is taken before the shard changes: when the system refuses
     /// one, the error is returned and the shard is as it was.
@@ -860,9 +853,7 @@ impl Shard {
 /// The blocks a rebuild works in, 8 bytes per entry twice, kept between rebuilds by the
 /// tables' owner (one for all its tables: one rebuild runs at a time). A block mapped
 /// afresh for each rebuild had its pages faulted in and zeroed by the system every
-/// time: at 10 M stored documents, those faults took as long as 1.4 % of the
-/// sketching of the same documents (a profile's samples under `check_and_insert`
-/// against a batch run's). A block grows to twice the entries of the biggest rebuild yet; the
+/// time. A block grows to twice the entries of the biggest rebuild yet; the
 /// pages past what a rebuild touched are never resident. What a block holds between
 /// rebuilds means nothing.
 #[derive(Debug, Default)]

@@ -1,4 +1,4 @@
-//! Broder's min-hash sketch and supershingles (seeds 003 and 004; DESIGN.md §3).
+//! Broder's min-hash sketch and supershingles (seeds 003 and 004; docs/algorithms.md).
 //!
 //! For each of `m` (default 84) seeded hash functions
 //! `h_i(x) = a_i·fold32(x) + b_i (mod 2^32)`, `a_i` odd, `fold32(x) = lo32(x ^ x >> 32)`,

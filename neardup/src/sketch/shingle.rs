@@ -1,4 +1,4 @@
-//! k-term shingles as 64-bit fingerprints (seed 003 §4.2.1, DESIGN.md §3 "Broder").
+//! k-term shingles as 64-bit fingerprints (seed 003 §4.2.1; docs/algorithms.md).
 //!
 //! The fingerprint of the window `t_0 … t_{n-1}` of term fingerprints is
 //!

@@ -1,4 +1,4 @@
-//! Documents to terms (seed 003 §1.2.3.1 and §4.2.3; DESIGN.md §3 "Tokens").
+//! Documents to terms (seed 003 §1.2.3.1 and §4.2.3; docs/algorithms.md, "terms").
 //!
 //! Rules, for plain text and HTML alike:
 //!
