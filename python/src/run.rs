@@ -409,7 +409,7 @@ impl Pair {
 pub struct Dedup {
     /// The library's result.
     pub inner: neardup::Dedup,
-    /// What made it, for its report page ([`Dedup::to_html`]).
+    /// What made it, for its report page (`Dedup.to_html`).
     pub made: Option<Arc<Made>>,
 }
 
