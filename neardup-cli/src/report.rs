@@ -117,6 +117,42 @@ pub struct InputCount<'a> {
     pub kept_written: Option<u64>,
 }
 
+impl<'a> Accounting<'a> {
+    /// The accounting of `d`: its counts, checked against the records the reader
+    /// counted (`read`), each input's own (`per_input`), and what was written — the
+    /// kept records, the rejects and the annotated records, `None` when not written.
+    pub fn of(
+        d: &Dedup,
+        read: u64,
+        per_input: Vec<InputCount<'a>>,
+        written: [Option<u64>; 3],
+    ) -> Self {
+        let s = &d.stats;
+        let dropped = dropped_in_clusters(d);
+        let [kept_written, rejects_written, annotated_written] = written;
+        let holds = s.read == read
+            && per_input.iter().all(InputCount::holds)
+            && kept_written.is_none_or(|k| k == s.kept)
+            && rejects_written.is_none_or(|r| r == s.rejected)
+            && annotated_written.is_none_or(|a| a == s.read)
+            && dropped == s.exact_duplicates + s.near_duplicates;
+        Accounting {
+            read: s.read,
+            previous_snapshot: s.previous,
+            kept: s.kept,
+            exact_duplicates: s.exact_duplicates,
+            near_duplicates: s.near_duplicates,
+            rejected: s.rejected,
+            per_input,
+            kept_written,
+            rejects_written,
+            annotated_written,
+            dropped_in_clusters: dropped,
+            holds,
+        }
+    }
+}
+
 impl<'a> InputCount<'a> {
     /// An input's counts: its records and bytes as the reader counted them, and the
     /// fates of its records tallied.
@@ -199,27 +235,12 @@ impl<'a> Report<'a> {
         let s = &d.stats;
         let fates = &d.fates[d.previous.min(d.fates.len())..];
         let one = InputCount::tally(input, s.read, s.bytes, fates, None);
-        let dropped = dropped_in_clusters(d);
-        let holds = one.holds() && dropped == s.exact_duplicates + s.near_duplicates;
         Report {
             format_version: REPORT_FORMAT_VERSION,
             neardup_version: env!("CARGO_PKG_VERSION"),
             inputs: vec![input],
             parameters: Parameters::of(pipeline),
-            accounting: Accounting {
-                read: s.read,
-                previous_snapshot: s.previous,
-                kept: s.kept,
-                exact_duplicates: s.exact_duplicates,
-                near_duplicates: s.near_duplicates,
-                rejected: s.rejected,
-                per_input: vec![one],
-                kept_written: None,
-                rejects_written: None,
-                annotated_written: None,
-                dropped_in_clusters: dropped,
-                holds,
-            },
+            accounting: Accounting::of(d, s.read, vec![one], [None; 3]),
             stats: s,
             boilerplate: None,
             peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),

@@ -54,6 +54,18 @@ fn with_progress(
     b
 }
 
+/// The record fields as a dict: `id`, `text`, `html`, `url`, `site`, `priority`.
+fn fields_dict<'py>(py: Python<'py>, f: &neardup::io::Fields) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &f.id)?;
+    d.set_item("text", &f.text)?;
+    d.set_item("html", &f.html)?;
+    d.set_item("url", &f.url)?;
+    d.set_item("site", &f.site)?;
+    d.set_item("priority", &f.priority)?;
+    Ok(d)
+}
+
 /// A deduplication pipeline: the settings of `neardup dedup`, validated once.
 ///
 /// `Pipeline(preset="paper", **params)` takes the command line's algorithm flags as
@@ -310,15 +322,7 @@ impl Pipeline {
     /// (None otherwise). `Pipeline.dedup` hands these columns alone to the pipeline.
     #[getter]
     fn record_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.extras.fields;
-        let d = PyDict::new(py);
-        d.set_item("id", &f.id)?;
-        d.set_item("text", &f.text)?;
-        d.set_item("html", &f.html)?;
-        d.set_item("url", &f.url)?;
-        d.set_item("site", &f.site)?;
-        d.set_item("priority", &f.priority)?;
-        Ok(d)
+        fields_dict(py, &self.extras.fields)
     }
 }
 
@@ -825,15 +829,7 @@ impl Dedup {
     /// The record fields of the pipeline that made this result (`to_html` reads them).
     #[getter]
     fn _record_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.made()?.fields;
-        let d = PyDict::new(py);
-        d.set_item("id", &f.id)?;
-        d.set_item("text", &f.text)?;
-        d.set_item("html", &f.html)?;
-        d.set_item("url", &f.url)?;
-        d.set_item("site", &f.site)?;
-        d.set_item("priority", &f.priority)?;
-        Ok(d)
+        fields_dict(py, &self.made()?.fields)
     }
 
     /// `to_html`'s work once `data` is records as `Pipeline.run` reads them.

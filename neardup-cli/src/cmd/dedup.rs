@@ -455,8 +455,6 @@ fn accounting<'a>(
     counter: &ReadCounter,
     written: &Written,
 ) -> Accounting<'a> {
-    let s = &d.stats;
-    let dropped_in_clusters = crate::report::dropped_in_clusters(d);
     let mut start = d.previous;
     let per_input: Vec<InputCount> = inputs
         .iter()
@@ -469,26 +467,8 @@ fn accounting<'a>(
             InputCount::tally(&i.name, records, bytes, fates, *kept_written)
         })
         .collect();
-    let holds = s.read == counter.records()
-        && per_input.iter().all(InputCount::holds)
-        && written.kept.is_none_or(|k| k == s.kept)
-        && written.rejects.is_none_or(|r| r == s.rejected)
-        && written.annotated.is_none_or(|a| a == s.read)
-        && dropped_in_clusters == s.exact_duplicates + s.near_duplicates;
-    Accounting {
-        read: s.read,
-        previous_snapshot: s.previous,
-        kept: s.kept,
-        exact_duplicates: s.exact_duplicates,
-        near_duplicates: s.near_duplicates,
-        rejected: s.rejected,
-        per_input,
-        kept_written: written.kept,
-        rejects_written: written.rejects,
-        annotated_written: written.annotated,
-        dropped_in_clusters,
-        holds,
-    }
+    let written = [written.kept, written.rejects, written.annotated];
+    Accounting::of(d, counter.records(), per_input, written)
 }
 
 /// An error naming every count when the accounting does not hold.
