@@ -378,10 +378,15 @@ def two_shards(tmp_path):
 
 
 def without_timings(report):
+    """The report but for timings, the engine, and what the Spark job does not report
+    yet: stage two's decision histograms and the settings `neardup report` rebuilds a
+    run from (the CLI's report has them; `neardup report` refuses a Spark report)."""
     r = json.loads(json.dumps(report))
     r["stats"].pop("seconds")
     r.pop("peak_memory_bytes")
     r.pop("engine", None)
+    r.pop("decisions", None)
+    r.pop("settings", None)
     return r
 
 
