@@ -464,8 +464,8 @@ fn for_records(
         .max_record_bytes(max_record);
     for (k, rec) in reader.enumerate() {
         let Ok(rec) = rec else { break };
-        let source = names[rec.position.input].clone();
-        if !f(k, rec, &source) {
+        let source = &names[rec.position.input];
+        if !f(k, rec, source) {
             break;
         }
     }
