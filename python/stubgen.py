@@ -5,8 +5,9 @@
   .venv/bin/python python/stubgen.py --check  # exit 1 when they are not what it writes
 
 Every keyword of `Pipeline`, `Deduper`, `dedup_file` and the building blocks is one
-row of `neardup._native.SETTINGS` (the table in `python/src/params.rs`, next to the
-parser that accepts them). The stubs hold each function's signature between the lines
+row of `neardup._native.SETTINGS` (the library's table, `neardup::settings::PARAMS` and
+`RECORD_SETTINGS`, beside the parser that accepts them, whose rows also make the
+command line's flags). The stubs hold each function's signature between the lines
 `# <generated NAME>` and `# </generated>`; this script renders those from the table, so
 the stubs cannot drift from the code (`python/tests/test_stubs.py` runs `--check`).
 """

@@ -15,7 +15,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DIRS = ["neardup-cli/src", "neardup/src/pipeline", "neardup/src/candidates", "python/src"]
+DIRS = [
+    "neardup-cli/src",
+    "neardup/src/pipeline",
+    "neardup/src/candidates",
+    "neardup/src/job",
+    "neardup/src/report",
+    "neardup/src/settings.rs",
+    "python/src",
+]
 FN = re.compile(r'^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?(extern\s+"C"\s+)?fn\s+(\w+)')
 STRING = re.compile(r'"(\\.|[^"\\])*"')
 CHAR = re.compile(r"'(\\.|[^'\\])'")
@@ -50,7 +58,8 @@ def main() -> int:
     args = ap.parse_args()
     long = []
     for d in args.dirs:
-        for path in sorted((ROOT / d).rglob("*.rs")):
+        root = ROOT / d
+        for path in [root] if root.is_file() else sorted(root.rglob("*.rs")):
             for name, line, n in functions(path):
                 if n > args.limit:
                     long.append((n, f"{path.relative_to(ROOT)}:{line}", name))

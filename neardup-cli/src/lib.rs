@@ -1,29 +1,20 @@
 //! The `neardup` command line: argument parsing, validation into the library's
 //! configuration, and presentation. One module per subcommand in [`cmd`]; the flags
-//! shared by the commands and their TOML file in [`config`].
+//! shared by the commands in [`config`]. The work itself is the library's: a run over
+//! files is a [`neardup::job::Job`], its report and HTML page [`neardup::report`].
 //!
 //! Exit codes: 0 success, 1 error (input, output, configuration, accounting), 2 usage.
 
 pub mod cmd;
 pub mod config;
-pub mod html;
-pub mod kept_ranges;
-pub mod output;
-pub mod report;
-pub mod writeback;
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
 pub use cmd::dedup::DedupArgs;
 pub use cmd::eval::EvalArgs;
 pub use cmd::pair::PairArgs;
 pub use cmd::sketch::SketchArgs;
 pub use cmd::synth::SynthArgs;
-use neardup::persist::AtomicFile;
-use neardup::{Body, Document};
-use serde_json::json;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(
@@ -136,28 +127,11 @@ pub fn parse_format(s: &str) -> std::result::Result<neardup::io::Format, String>
     s.parse().map_err(|e: neardup::Error| e.to_string())
 }
 
-pub fn write_jsonl<T: serde::Serialize>(path: &Path, rows: impl Iterator<Item = T>) -> Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    for r in rows {
-        serde_json::to_writer(&mut f, &r)?;
-        f.write_all(b"\n")?;
-    }
-    f.commit()?;
-    Ok(())
-}
-
-pub fn doc_json(doc: &Document) -> serde_json::Value {
-    match &doc.body {
-        Body::Text(t) => json!({"id": doc.id, "url": doc.url, "text": t}),
-        Body::Html(h) => json!({"id": doc.id, "url": doc.url, "html": h}),
-    }
-}
-
 /// Parses the command line and runs the command; returns the process's exit code.
 pub fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Dedup(a) => cmd::dedup::dedup(*a).map(|_| ()),
+        Command::Dedup(a) => cmd::dedup::dedup(*a),
         Command::Pair(a) => cmd::pair::pair(a),
         Command::Report(a) => cmd::report::report(a),
         Command::Synth(a) => cmd::synth::synth(a),

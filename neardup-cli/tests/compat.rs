@@ -14,8 +14,9 @@ fn fixture(name: &str) -> PathBuf {
 
 fn corpus() -> Vec<neardup::Document> {
     let input = Input::detect(fixture("corpus.jsonl"), "corpus.jsonl", None);
-    Reader::new(vec![input], Fields::default(), true, false)
-        .map(|r| r.unwrap().doc.unwrap().unwrap())
+    Reader::new(vec![input], Fields::default())
+        .strict(true)
+        .map(|r| r.unwrap().into_doc().unwrap().unwrap())
         .collect()
 }
 

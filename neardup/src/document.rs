@@ -50,6 +50,15 @@ pub struct Document {
 }
 
 impl Document {
+    /// The record as the readers read it back: `{"id", "url", "text"}`, or `"html"` for
+    /// an HTML body (what a WARC or directory record becomes in a JSONL output).
+    pub fn to_json(&self) -> serde_json::Value {
+        match &self.body {
+            Body::Text(t) => serde_json::json!({"id": self.id, "url": self.url, "text": t}),
+            Body::Html(h) => serde_json::json!({"id": self.id, "url": self.url, "html": h}),
+        }
+    }
+
     /// A plain-text document without URL.
     pub fn text(id: impl Into<String>, text: impl Into<String>) -> Self {
         Document {

@@ -75,6 +75,18 @@ pub enum Error {
     /// the deduper goes on.
     #[error("out of memory: {0}")]
     OutOfMemory(String),
+    /// An input changed between the two passes of a run (more records, another length):
+    /// the second pass cannot write what the first decided.
+    #[error("{0}")]
+    InputChanged(String),
+    /// An output cannot be made or written as asked (`name` is the output).
+    #[error("{name}: {reason}")]
+    Output {
+        /// The output's name.
+        name: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// An I/O error, with the path it concerns when known.
     #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Io {
@@ -92,6 +104,16 @@ impl Error {
         Error::Io {
             path: Some(path.into()),
             source,
+        }
+    }
+}
+
+impl Error {
+    /// An output that cannot be made or written: `name` and the reason.
+    pub fn output(name: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        Error::Output {
+            name: name.into(),
+            reason: reason.to_string(),
         }
     }
 }

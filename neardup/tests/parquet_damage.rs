@@ -40,11 +40,11 @@ fn read(dir: &std::path::Path, bytes: &[u8]) -> (usize, usize, u64) {
     let p = dir.join("x.parquet");
     std::fs::write(&p, bytes).unwrap();
     let input = Input::detect(&p, "x.parquet", Some(Format::Parquet));
-    let reader = Reader::new(vec![input], Fields::default(), false, false);
+    let reader = Reader::new(vec![input], Fields::default());
     let counter = reader.counter();
     let (mut docs, mut rejected) = (0, 0);
     for r in reader {
-        match r.expect("not strict: problems are rejections").doc {
+        match r.expect("not strict: problems are rejections").into_doc() {
             Some(Ok(_)) => docs += 1,
             Some(Err(_)) => rejected += 1,
             None => panic!("a Parquet record carries its document or its rejection"),

@@ -648,12 +648,10 @@ fn a_record_lost_after_the_reader_fails_the_accounting() {
         let reader = Reader::new(
             vec![Input::detect(&path, "c.jsonl", None)],
             Fields::default(),
-            false,
-            false,
         );
         let counter = reader.counter();
         let records = reader
-            .map(|r| r.unwrap().doc.unwrap())
+            .map(|r| r.unwrap().into_doc().unwrap())
             .enumerate()
             .filter(move |(i, _)| Some(*i) != lose)
             .map(|(_, r)| r);

@@ -51,7 +51,7 @@ pub fn pair<'py>(
     let (da, db) = (document(a, &p, "a", url_a)?, document(b, &p, "b", url_b)?);
     let v = without_gil(py, move || {
         let c = neardup::eval::compare(&pipeline, &da, &db);
-        Ok(neardup_cli::cmd::pair::pair_json(&pipeline, &c))
+        Ok(c.to_json(&pipeline))
     })?;
     json_to_py(py, &v)
 }

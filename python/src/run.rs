@@ -7,9 +7,9 @@ use crate::params::{settings, Extras};
 use crate::records::{Failure, Record, Records};
 use arrow::array::{ArrayRef, ListBuilder, RecordBatch, StringBuilder, UInt32Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
-use neardup::io::{Input, Reader};
+use neardup::io::Input;
 use neardup::pipeline::{Fate as LibFate, PipelineBuilder, Progress};
-use neardup_cli::config::Params;
+use neardup::settings::{Params, RecordFields, RunSettings};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -131,9 +131,9 @@ impl Pipeline {
         let f = &self.extras.fields;
         Made {
             pipeline: self.built.clone(),
-            settings: neardup_cli::report::Settings {
+            settings: RunSettings {
                 format: None,
-                fields: neardup_cli::config::FieldArgs {
+                fields: RecordFields {
                     id_field: f.id.clone(),
                     text_field: f.text.clone(),
                     html_field: f.html.clone(),
@@ -421,7 +421,7 @@ pub struct Dedup {
 /// them, the record fields, and the files it read (`dedup_file`).
 pub struct Made {
     pipeline: neardup::Pipeline,
-    settings: neardup_cli::report::Settings,
+    settings: RunSettings,
     fields: neardup::io::Fields,
     inputs: Option<Vec<Input>>,
 }
@@ -477,30 +477,27 @@ impl Dedup {
         path: &std::path::Path,
         read: impl FnOnce(
                 &std::collections::BTreeSet<u32>,
-            ) -> anyhow::Result<std::collections::HashMap<u32, neardup::Document>>
+            )
+                -> neardup::Result<std::collections::HashMap<u32, neardup::Document>>
             + Send,
     ) -> PyResult<()> {
         let made = self.made()?;
-        let report = neardup_cli::report::Report::of_records(
+        let report = neardup::report::Report::of_records(
             &self.inner,
             &made.pipeline,
             "data",
-            neardup_cli::report::Settings {
-                format: made.settings.format,
-                fields: made.settings.fields.clone(),
-                params: made.settings.params.clone(),
-            },
+            made.settings.clone(),
         );
         let report =
             serde_json::to_value(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let d = &self.inner;
         let pipeline = &made.pipeline;
         without_gil(py, move || {
-            let page = neardup_cli::html::run::prepare_run(d, pipeline, read)
+            let page = neardup::report::html::run::prepare_run(d, pipeline, read)
                 .and_then(|p| p.render(report, pipeline))
-                .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-            neardup_cli::html::write(path, &page)
-                .map_err(|e| PyValueError::new_err(format!("{path:?}: {e:#}")))?;
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            neardup::report::html::write(path, &page)
+                .map_err(|e| PyValueError::new_err(format!("{path:?}: {e}")))?;
             Ok(())
         })
     }
@@ -819,9 +816,14 @@ impl Dedup {
         let max_record = made.pipeline.max_record_bytes();
         let previous = me.inner.previous;
         me.write_html(py, &path, move |wanted| {
-            let ranges = neardup_cli::kept_ranges::Ranges::new(inputs.len(), false);
-            neardup_cli::html::run::read_by_ordinal(
-                &inputs, &fields, max_record, previous, wanted, &ranges,
+            // No places noted: the files are read again, parsing only the records wanted.
+            neardup::report::html::run::read_by_ordinal(
+                &inputs,
+                &fields,
+                max_record,
+                previous,
+                wanted,
+                |_| None,
             )
         })
     }
@@ -850,9 +852,9 @@ impl Dedup {
                 }
             }
             if n != expected {
-                anyhow::bail!(
+                return Err(neardup::Error::Config(format!(
                     "data: {n} records, but the result is of {expected}: give the data this result was computed from"
-                );
+                )));
             }
             Ok(out)
         });
@@ -946,48 +948,23 @@ pub fn dedup_file(
         }
         inputs.push(Input::detect(path, name.clone(), format));
     }
-    let made = Arc::new(p.made(Some(inputs.clone())));
+    let mut made = p.made(Some(inputs.clone()));
+    made.settings.format = format;
     let failure = Failure::default();
-    let mut pipeline = p.build(progress, &failure)?;
-    let fields = p.extras.fields.clone();
-    let strict = p.extras.strict;
-    let max_record = pipeline.max_record_bytes();
-    let bp = p.boilerplate()?;
+    let pipeline = p.build(progress, &failure)?;
+    let job = neardup::job::Job::new(
+        pipeline,
+        p.extras.fields.clone(),
+        inputs,
+        made.settings.clone(),
+    )
+    .strict(p.extras.strict);
+    // The job's own pipeline: the read-ahead, the reconciliation with the reader's
+    // count, the accounting checked (nothing is written: no outputs are named).
     let result = without_gil(py, move || {
-        let parse = |rec: neardup::io::RawRecord| {
-            let source = &names[rec.position.input];
-            rec.into_document(&fields, source)
-        };
-        if let Some(cfg) = bp {
-            let reader = Reader::new(inputs.clone(), fields.clone(), false, false)
-                .defer_parsing(true)
-                .max_record_bytes(max_record);
-            let b = pipeline
-                .learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)
-                .map_err(crate::to_py_err)?;
-            pipeline = pipeline.with_boilerplate(Arc::new(b));
-        }
-        let reader = Reader::new(inputs, fields.clone(), strict, false)
-            .defer_parsing(true)
-            .max_record_bytes(max_record);
-        let counter = reader.counter();
-        let mut fatal = None;
-        let records = reader.map_while(|r| match r {
-            Ok(r) => Some(r),
-            Err(e) => {
-                fatal = Some(e);
-                None
-            }
-        });
-        let d = pipeline
-            .run_with(records, parse)
-            .map_err(crate::to_py_err)?;
-        if let Some(e) = fatal {
-            return Err(crate::to_py_err(e));
-        }
-        d.reconcile(counter.records()).map_err(crate::to_py_err)?;
-        Ok(d)
+        job.run().map(|done| done.dedup).map_err(crate::to_py_err)
     });
+    let made = Arc::new(made);
     if let Some(e) = failure.take() {
         return Err(e);
     }

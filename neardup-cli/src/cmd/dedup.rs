@@ -1,28 +1,21 @@
-//! `neardup dedup`: deduplicate a corpus snapshot.
+//! `neardup dedup`: deduplicate a corpus snapshot. The flags become a
+//! [`neardup::job::Job`], which runs it; this module opens the inputs (standard input
+//! and the bundled demo corpus spooled to a file), draws the progress bar and says the
+//! summary.
 
-use crate::config::{FieldArgs, Params};
-use crate::html::run::{prepare_run, read_by_ordinal, Prepared};
-use crate::kept_ranges::Ranges;
-use crate::output::Sink;
-use crate::report::{
-    Accounting, BoilerplateReport, ClusterLine, InputCount, PairLine, Parameters, Report, Settings,
-    REPORT_FORMAT_VERSION,
-};
-use crate::writeback::{write_back, Targets, Written};
-use crate::*;
-use anyhow::{bail, Context, Result};
+use crate::config::{FieldArgs, ParamFlags};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::io::{Fields, Format, Input, RawRecord, ReadAhead, ReadCounter, Reader};
+use neardup::io::{Format, Input};
+use neardup::job::{Job, Outputs};
 use neardup::persist::sketches::SavedSketches;
-use neardup::persist::AtomicFile;
-use neardup::pipeline::{Fate, Progress};
-use neardup::sketch::boilerplate::{Boilerplate, BoilerplateConfig};
-use neardup::{Dedup, Pipeline};
+use neardup::pipeline::Progress;
+use neardup::settings::RunSettings;
+use neardup::sketch::boilerplate::Boilerplate;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// The demo corpus (`fixtures/demo.jsonl` of the repository), embedded in the binary so
 /// that an installed `neardup dedup` without input works anywhere.
@@ -97,42 +90,26 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub fields: FieldArgs,
     #[command(flatten)]
-    pub params: Params,
+    pub params: ParamFlags,
 }
 
-/// The saved sketches of the earlier snapshot (if any) and of the records `keep`
-/// selects.
-pub fn saved_sketches(
-    d: &neardup::Dedup,
-    config: &neardup::SketchConfig,
-    keep: impl Fn(&Fate) -> bool,
-) -> SavedSketches {
-    let mut out = SavedSketches {
-        config: config.clone(),
-        ids: Vec::new(),
-        sites: Vec::new(),
-        sketches: neardup::Sketches::new(config),
+/// Runs `dedup`.
+pub fn dedup(mut args: DedupArgs) -> Result<()> {
+    let params = std::mem::take(&mut args.params).0.merged()?;
+    let settings = RunSettings {
+        format: args.format,
+        fields: args.fields.record_fields(),
+        params,
     };
-    for (i, f) in d.fates.iter().enumerate() {
-        if i < d.previous || keep(f) {
-            out.ids.push(d.ids[i].clone());
-            out.sites.push(d.site(i).map(str::to_owned));
-            out.sketches.push(&d.sketches.get(i).to_owned());
-        }
-    }
-    out
-}
-
-/// Runs `dedup`; returns the number of sketches saved (with `--save-sketches`).
-pub fn dedup(mut args: DedupArgs) -> Result<usize> {
-    let params = std::mem::take(&mut args.params).merged()?;
-    let (mut builder, priority) = params.builder()?;
-    let fields = args.fields.fields(priority, params.site_field()?);
+    let (mut builder, priority) = settings.params.builder()?;
+    let fields = settings
+        .fields
+        .fields(priority, settings.params.site_field()?);
     // Standard input (or the demo corpus) is spooled to a temporary file, for the
     // second pass; it lives until then.
     let (inputs, spool) = open_inputs(&args.inputs, args.format)?;
     let bar = progress_bar(args.quiet, &inputs);
-    let read_bytes = Arc::new(AtomicU64::new(0));
+    let read_bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     {
         let (bar, rb) = (bar.clone(), read_bytes.clone());
         builder.on_progress(move |p: Progress| {
@@ -140,56 +117,20 @@ pub fn dedup(mut args: DedupArgs) -> Result<usize> {
             bar.set_message(format!("{} records", p.records));
         });
     }
-    let mut pipeline = builder.build()?;
-    let previous = args
-        .sketches
-        .as_deref()
-        .map(SavedSketches::load)
-        .transpose()?;
-    let mut boilerplate = None;
-    if let Some(cfg) = params.boilerplate()? {
-        if previous.is_some() {
-            bail!("--boilerplate cannot be combined with --sketches (the saved sketches were made without this run's boilerplate)");
-        }
-        bar.set_message("boilerplate pass");
-        let (b, seconds) = boilerplate_pass(&pipeline, &inputs, &fields, cfg)?;
-        pipeline = pipeline.with_boilerplate(b.clone());
-        boilerplate = Some((b, seconds));
+    let mut job = Job::new(builder.build()?, fields, inputs, settings)
+        .strict(args.strict)
+        .outputs(outputs(&args))
+        .count_bytes(read_bytes);
+    if let Some(path) = &args.sketches {
+        job = job.against(SavedSketches::load(path)?);
     }
-    let first = first_pass(
-        &pipeline,
-        &inputs,
-        &fields,
-        &args,
-        previous.as_ref(),
-        &read_bytes,
-    )?;
+    let done = job.run();
     bar.finish_and_clear();
-    let (written, prepared) = second_pass(&args, &first, &pipeline, &inputs, &fields)?;
     drop(spool);
-    let d = first.dedup;
-    write_lists(&args, &d)?;
-    let settings = Settings {
-        format: args.format,
-        fields: args.fields.clone(),
-        params: params.clone(),
-    };
-    let accounting = accounting(&d, &inputs, &first.counter, &written);
-    let boilerplate = boilerplate.as_ref().map(|(b, s)| (&**b, *s));
-    let report = report_of(&d, &pipeline, &inputs, accounting, boilerplate, settings);
-    if let (Some(path), Some(prepared)) = (&args.html, prepared) {
-        let page = prepared.render(serde_json::to_value(&report)?, &pipeline)?;
-        crate::html::write(path, &page)?;
-    }
-    if let Some(path) = &args.report {
-        let mut f = AtomicFile::create(path)?;
-        serde_json::to_writer_pretty(&mut f, &report)?;
-        f.write_all(b"\n")?;
-        f.commit()?;
-    }
-    check_accounting(&report.accounting, &d.stats, first.counter.records())?;
+    let done = done?;
     if !args.quiet {
-        summary(&d.stats, boilerplate);
+        let boilerplate = done.boilerplate.as_ref().map(|(b, s)| (&**b, *s));
+        summary(&done.dedup.stats, boilerplate);
         if args.inputs.is_empty() {
             eprintln!(
                 "  (this was the bundled demo corpus; `neardup dedup FILE...` runs on yours)"
@@ -199,64 +140,35 @@ pub fn dedup(mut args: DedupArgs) -> Result<usize> {
             eprintln!("  (no -o/--output given: kept records not written)");
         }
     }
-    let mut saved = 0;
-    if let Some(path) = &args.save_sketches {
-        let s = saved_sketches(&d, pipeline.sketcher().config(), |f| {
-            matches!(f, Fate::Kept)
-        });
-        saved = s.len();
-        s.save(path)?;
-    }
     // The result is freed on a thread of its own (millions of small allocations on a
     // big corpus): the command returns without waiting for it, and a process that
     // exits then does not free it at all.
     let _ = std::thread::Builder::new()
         .name("neardup-free".into())
-        .spawn(move || drop(d));
-    Ok(saved)
-}
-
-/// The clusters, pairs and mirror report, each when asked for.
-fn write_lists(args: &DedupArgs, d: &Dedup) -> Result<()> {
-    if let Some(path) = &args.clusters {
-        write_jsonl(path, d.clusters.iter().map(|c| ClusterLine::new(d, c)))?;
-    }
-    if let Some(path) = &args.pairs {
-        write_jsonl(path, d.pairs.iter().map(|p| PairLine::new(d, p)))?;
-    }
-    if let Some(path) = &args.mirrors {
-        write_jsonl(path, d.mirrors().iter())?;
-    }
+        .spawn(move || drop(done));
     Ok(())
 }
 
-/// The run's report (what `--report` writes and the HTML page shows).
-fn report_of<'a>(
-    d: &'a Dedup,
-    pipeline: &'a Pipeline,
-    inputs: &'a [Input],
-    accounting: Accounting<'a>,
-    boilerplate: Option<(&'a Boilerplate, f64)>,
-    settings: Settings,
-) -> Report<'a> {
-    Report {
-        format_version: REPORT_FORMAT_VERSION,
-        neardup_version: env!("CARGO_PKG_VERSION"),
-        inputs: inputs.iter().map(|i| i.name.as_str()).collect(),
-        parameters: Parameters::of(pipeline),
-        accounting,
-        stats: &d.stats,
-        boilerplate: boilerplate.map(|(b, seconds)| boilerplate_report(b, seconds, &d.stats)),
-        peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
-        decisions: &d.decisions,
-        settings,
+/// The outputs the flags name.
+fn outputs(args: &DedupArgs) -> Outputs {
+    Outputs {
+        kept: args.output.as_ref().map(PathBuf::from),
+        output_dir: args.output_dir.clone(),
+        annotate: args.annotate.clone(),
+        clusters: args.clusters.clone(),
+        pairs: args.pairs.clone(),
+        rejects: args.rejects.clone(),
+        mirrors: args.mirrors.clone(),
+        report: args.report.clone(),
+        html: args.html.clone(),
+        save_sketches: args.save_sketches.clone(),
     }
 }
 
 /// The inputs named on the command line (files, directories of shards, globs, `-`),
 /// or the bundled demo corpus when none is; standard input and the demo corpus are
 /// written to a temporary file, returned to be kept until the second pass is done.
-fn open_inputs(
+pub fn open_inputs(
     names: &[String],
     format: Option<Format>,
 ) -> Result<(Vec<Input>, Option<tempfile::NamedTempFile>)> {
@@ -301,214 +213,6 @@ fn progress_bar(quiet: bool, inputs: &[Input]) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
-}
-
-/// The boilerplate pass (`--boilerplate`): per-site shingle counts over the inputs,
-/// and the seconds it took. Unreadable records are skipped here and accounted for by
-/// the run.
-fn boilerplate_pass(
-    pipeline: &Pipeline,
-    inputs: &[Input],
-    fields: &Fields,
-    cfg: BoilerplateConfig,
-) -> Result<(Arc<Boilerplate>, f64)> {
-    let start = std::time::Instant::now();
-    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let parse = |rec: RawRecord| {
-        let source = &names[rec.position.input];
-        rec.into_document(fields, source)
-    };
-    let reader = Reader::new(inputs.to_vec(), fields.clone(), false, false)
-        .defer_parsing(true)
-        .max_record_bytes(pipeline.max_record_bytes());
-    let b = pipeline.learn_boilerplate(reader.map_while(|r| r.ok()), parse, cfg)?;
-    Ok((Arc::new(b), start.elapsed().as_secs_f64()))
-}
-
-/// What the first pass leaves: the result, where each record lies (plain JSONL), and
-/// the reader's own counts.
-struct FirstPass {
-    dedup: Dedup,
-    ranges: Ranges,
-    counter: ReadCounter,
-}
-
-/// The first pass: every record read, sketched and judged (against the saved
-/// sketches of an earlier snapshot, if any), stopped by the first fatal error; the
-/// result reconciled with the reader's count.
-fn first_pass(
-    pipeline: &Pipeline,
-    inputs: &[Input],
-    fields: &Fields,
-    args: &DedupArgs,
-    previous: Option<&SavedSketches>,
-    read_bytes: &AtomicU64,
-) -> Result<FirstPass> {
-    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let parse = |rec: RawRecord| {
-        let source = &names[rec.position.input];
-        rec.into_document(fields, source)
-    };
-    let reader = Reader::new(inputs.to_vec(), fields.clone(), args.strict, false)
-        .defer_parsing(true)
-        .max_record_bytes(pipeline.max_record_bytes());
-    // What the reader produced, counted by the reader: the reference of the accounting.
-    let counter = reader.counter();
-    // Uncompressed JSONL files are split into lines by the pipeline's workers as they
-    // take their jobs (a mapping: no disk waits, no decompressor); anything else is
-    // read on a thread of its own, ahead of the pipeline, so that the workers never
-    // wait for the disk or the decompressor: in chunks of up to 128 records or 1 MiB
-    // of records, 8 chunks queued (about 1,000 records of a few KB), so at most 10
-    // chunks of 1 MiB plus one record each are held (a count of records alone let
-    // 1,024 documents of 64 MiB be read ahead).
-    let read_ahead = !inputs.iter().all(Input::is_plain_jsonl);
-    let mut failed = false;
-    let reader = reader.map_while(move |r| {
-        if failed {
-            return None;
-        }
-        failed = r.is_err();
-        Some(r)
-    });
-    let records: Box<dyn Iterator<Item = _> + Send> = if read_ahead {
-        Box::new(ReadAhead::bounded(reader, 128, 1 << 20, 8))
-    } else {
-        Box::new(reader)
-    };
-    // Where each record lies in its file, for the second pass (plain JSONL only).
-    let mut ranges = Ranges::new(inputs.len(), !read_ahead);
-    let mut fatal = None;
-    let records = records.map_while(|r| match r {
-        Ok(rec) => {
-            read_bytes.fetch_add(rec.bytes(), Ordering::Relaxed);
-            ranges.note(&rec);
-            Some(rec)
-        }
-        Err(e) => {
-            fatal = Some(e);
-            None
-        }
-    });
-    let dedup = match previous {
-        Some(p) => pipeline.run_against(p, records, parse)?,
-        None => pipeline.run_with(records, parse)?,
-    };
-    if let Some(e) = fatal {
-        return Err(e.into());
-    }
-    dedup.reconcile(counter.records())?;
-    Ok(FirstPass {
-        dedup,
-        ranges,
-        counter,
-    })
-}
-
-/// The second pass: kept records, annotations and rejects written in input order;
-/// meanwhile, on a thread of its own, the HTML page's sample is read back and
-/// rendered (`--html`).
-fn second_pass(
-    args: &DedupArgs,
-    first: &FirstPass,
-    pipeline: &Pipeline,
-    inputs: &[Input],
-    fields: &Fields,
-) -> Result<(Written, Option<Prepared>)> {
-    let threads = pipeline.threads();
-    let targets = Targets {
-        output: args
-            .output
-            .as_ref()
-            .map(|p| Sink::create(std::path::Path::new(p), threads))
-            .transpose()?,
-        output_dir: args.output_dir.as_deref(),
-        annotate: args
-            .annotate
-            .as_ref()
-            .map(|p| Sink::create(p, threads))
-            .transpose()?,
-        rejects: args.rejects.as_ref().map(AtomicFile::create).transpose()?,
-    };
-    let (d, ranges) = (&first.dedup, &first.ranges);
-    let max_record = pipeline.max_record_bytes();
-    let (written, prepared) = std::thread::scope(|scope| {
-        let prepared = args.html.as_ref().map(|_| {
-            scope.spawn(|| {
-                prepare_run(d, pipeline, |wanted| {
-                    read_by_ordinal(inputs, fields, max_record, d.previous, wanted, ranges)
-                })
-            })
-        });
-        let written = write_back(d, inputs, fields, max_record, ranges, targets, threads);
-        let prepared = prepared.map(|h| h.join().expect("the HTML page's thread panicked"));
-        (written, prepared)
-    });
-    Ok((written?, prepared.transpose()?))
-}
-
-/// The accounting: every record read kept, dropped or rejected, per input (inputs hold
-/// consecutive ordinals, as many as the reader counted) and in total, checked against
-/// the reader's count and what the second pass wrote.
-fn accounting<'a>(
-    d: &Dedup,
-    inputs: &'a [Input],
-    counter: &ReadCounter,
-    written: &Written,
-) -> Accounting<'a> {
-    let mut start = d.previous;
-    let per_input: Vec<InputCount> = inputs
-        .iter()
-        .zip(counter.per_input())
-        .zip(&written.per_input_kept)
-        .map(|((i, (records, bytes)), kept_written)| {
-            let end = (start + records as usize).min(d.fates.len());
-            let fates = &d.fates[start.min(end)..end];
-            start = end;
-            InputCount::tally(&i.name, records, bytes, fates, *kept_written)
-        })
-        .collect();
-    let written = [written.kept, written.rejects, written.annotated];
-    Accounting::of(d, counter.records(), per_input, written)
-}
-
-/// An error naming every count when the accounting does not hold.
-fn check_accounting(a: &Accounting<'_>, st: &neardup::pipeline::Stats, read: u64) -> Result<()> {
-    if a.holds {
-        return Ok(());
-    }
-    bail!(
-        "accounting broken: {read} records read; kept written {:?}, rejects written \
-         {:?}, annotated {:?}, {} dropped in clusters, \
-         per input {}; statistics: kept {}, \
-         exact {}, near {}, rejected {}",
-        a.kept_written,
-        a.rejects_written,
-        a.annotated_written,
-        a.dropped_in_clusters,
-        a.per_input.iter().all(InputCount::holds),
-        st.kept,
-        st.exact_duplicates,
-        st.near_duplicates,
-        st.rejected
-    )
-}
-
-/// The report's part on the boilerplate pass.
-fn boilerplate_report<'a>(
-    b: &'a Boilerplate,
-    seconds: f64,
-    s: &neardup::pipeline::Stats,
-) -> BoilerplateReport<'a> {
-    BoilerplateReport {
-        settings: b.config(),
-        seconds,
-        pages_counted: b.pages(),
-        sites_with_boilerplate: b.sites_with_boilerplate(),
-        boilerplate_shingles: b.shingles(),
-        pages_changed: s.boilerplate_pages,
-        terms_and_shingles_removed: s.boilerplate_terms,
-        sites: b.report(),
-    }
 }
 
 /// The human summary on standard error.

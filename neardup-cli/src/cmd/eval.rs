@@ -1,13 +1,13 @@
 //! `neardup eval`: score every algorithm on labelled pairs or a corpus with ground truth.
 
-use crate::config::Params;
-use crate::*;
+use crate::config::ParamFlags;
 use anyhow::{Context, Result};
 use clap::Args;
 use neardup::eval::EvalConfig;
 use neardup::io::{Fields, Input, Reader};
 use neardup::persist::AtomicFile;
 use neardup::pipeline::Preset;
+use neardup::settings::Params;
 use neardup::Pipeline;
 use serde_json::json;
 use std::io::Write;
@@ -56,7 +56,7 @@ pub struct EvalArgs {
     #[arg(long, conflicts_with = "corpus")]
     pub html: Option<PathBuf>,
     #[command(flatten)]
-    pub params: Params,
+    pub params: ParamFlags,
 }
 
 /// A stage two that keeps nothing (only exact duplicates remain).
@@ -77,8 +77,8 @@ impl neardup::verify::filter::PairFilter for KeepNothing {
 pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> Result<()> {
     let input = Input::detect(corpus, corpus, None);
     let mut docs = Vec::new();
-    for rec in Reader::new(vec![input], Fields::default(), false, false) {
-        if let Some(Ok(d)) = rec?.doc {
+    for rec in Reader::new(vec![input], Fields::default()) {
+        if let Some(Ok(d)) = rec?.into_doc() {
             docs.push(d);
         }
     }
@@ -225,7 +225,7 @@ fn print_corpus_results(results: &[neardup::eval::CorpusResult], docs: usize, tr
 }
 
 pub fn eval(mut args: EvalArgs) -> Result<()> {
-    let params = std::mem::take(&mut args.params).merged()?;
+    let params = std::mem::take(&mut args.params).0.merged()?;
     if let (Some(corpus), Some(truth)) = (&args.corpus, &args.truth) {
         return eval_corpus(&args, &params, corpus, truth);
     }
@@ -244,7 +244,7 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
     };
     let scores = neardup::eval::score_pairs(&pipeline, &pairs);
     if let Some(path) = &args.scores {
-        write_jsonl(
+        neardup::job::write_jsonl(
             path,
             pairs
                 .iter()
@@ -254,12 +254,41 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
     }
     let sweep = args.sweep || args.plot.is_some() || args.html.is_some();
     let report = neardup::eval::evaluate(&pipeline, &scores, &cfg, sweep);
+    print_pair_results(&report, pairs.len(), cfg.positive_min, sweep);
+    if let Some(path) = &args.html {
+        let page = neardup::report::html::eval_page(
+            &pipeline,
+            &report,
+            &pairs,
+            &scores,
+            cfg.positive_min,
+        )?;
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(page.as_bytes())?;
+        f.commit()?;
+    }
+    if let Some(path) = &args.json {
+        neardup::job::write_json(path, &report)?;
+    }
+    if let Some(path) = &args.plot {
+        let svg = report.plot();
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(svg.as_bytes())?;
+        f.commit()?;
+    }
+    Ok(())
+}
+
+/// The table of each algorithm's precision, recall and F1 on labelled pairs.
+fn print_pair_results(
+    report: &neardup::eval::EvalReport,
+    n: usize,
+    positive_min: f64,
+    sweep: bool,
+) {
     println!(
         "{} pairs: {} near-duplicates (label >= {}), {} not",
-        pairs.len(),
-        report.positives,
-        cfg.positive_min,
-        report.negatives
+        n, report.positives, positive_min, report.negatives
     );
     println!(
         "{:<22} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>6}{}",
@@ -290,23 +319,4 @@ pub fn eval(mut args: EvalArgs) -> Result<()> {
             a.name, c.tp, c.fp, c.fn_, c.tn, c.precision, c.recall, c.f1, best
         );
     }
-    if let Some(path) = &args.html {
-        let page = crate::html::eval_page(&pipeline, &report, &pairs, &scores, cfg.positive_min)?;
-        let mut f = AtomicFile::create(path)?;
-        f.write_all(page.as_bytes())?;
-        f.commit()?;
-    }
-    if let Some(path) = &args.json {
-        let mut f = AtomicFile::create(path)?;
-        serde_json::to_writer_pretty(&mut f, &report)?;
-        f.write_all(b"\n")?;
-        f.commit()?;
-    }
-    if let Some(path) = &args.plot {
-        let svg = report.plot();
-        let mut f = AtomicFile::create(path)?;
-        f.write_all(svg.as_bytes())?;
-        f.commit()?;
-    }
-    Ok(())
 }

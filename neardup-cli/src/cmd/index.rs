@@ -1,10 +1,11 @@
 //! `neardup index`: the simhash index (build, add, query, stats, fingerprints).
 
-use crate::*;
+use crate::IndexCommand;
 use anyhow::{bail, Context, Result};
 use neardup::io::{Fields, Input, Reader};
 use serde_json::json;
 use std::io::{BufRead, Read, Write};
+use std::path::Path;
 
 /// The longest line of a fingerprint list (an id and a fingerprint take under 50 bytes;
 /// `index fingerprint` adds the document's id, which may be long).
@@ -139,9 +140,9 @@ pub fn index(cmd: IndexCommand) -> Result<()> {
                 .collect();
             let sk = neardup::Sketcher::new(neardup::SketchConfig::default())?;
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            for (i, rec) in Reader::new(inputs, Fields::default(), false, false).enumerate() {
+            for (i, rec) in Reader::new(inputs, Fields::default()).enumerate() {
                 let rec = rec?;
-                if let Some(Ok(doc)) = rec.doc {
+                if let Some(Ok(doc)) = rec.into_doc() {
                     writeln!(out, "{i} {:016x} {}", sk.sketch(&doc).simhash, doc.id)?;
                 }
             }

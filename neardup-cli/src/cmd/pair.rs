@@ -1,10 +1,9 @@
 //! `neardup pair`: every measure of two documents and the verdict `dedup` applies.
 
-use crate::config::Params;
+use crate::config::ParamFlags;
 use anyhow::{Context, Result};
 use clap::Args;
 use neardup::Document;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -25,7 +24,7 @@ pub struct PairArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub params: Params,
+    pub params: ParamFlags,
 }
 
 pub fn read_doc(path: &Path) -> Result<Document> {
@@ -40,42 +39,9 @@ pub fn read_doc(path: &Path) -> Result<Document> {
     })
 }
 
-/// The JSON object of `pair --json` (and of the Python package's `pair`): every
-/// measure of the comparison, and `near_duplicate`, the verdict `dedup` applies.
-pub fn pair_json(pipeline: &neardup::Pipeline, c: &neardup::eval::Comparison) -> serde_json::Value {
-    let s = &c.scores;
-    let j = s.judgement;
-    let cfg = pipeline.sketcher().config();
-    json!({
-        "a": c.a,
-        "b": c.b,
-        "class": j.class,
-        "near_duplicate": j.near_duplicate,
-        "rule": {
-            "candidates": pipeline.rule().candidates().name(),
-            "stage_two": pipeline.rule().name(),
-            "exact": j.exact,
-            "candidate": j.candidate,
-            "accepted": j.accepted,
-            "high_recall": j.high_recall,
-        },
-        "exact_duplicate": s.exact,
-        "jaccard_shingles": s.jaccard,
-        "estimated_resemblance": s.estimated_resemblance,
-        "supershingles_shared": s.shared_supershingles,
-        "supershingles": cfg.supershingles,
-        "megashingles_shared": c.megashingles_shared,
-        "megashingles": c.megashingles,
-        "charikar_agreement": s.agreement,
-        "charikar_bits": cfg.charikar_bits,
-        "simhash64_distance": s.simhash_distance,
-        "pugh_shared": s.pugh_shared,
-    })
-}
-
 /// Runs `pair`.
 pub fn pair(args: PairArgs) -> Result<()> {
-    let params = args.params.merged()?;
+    let params = args.params.0.merged()?;
     let (builder, _) = params.builder()?;
     let pipeline = builder.build()?;
     let (mut da, mut db) = (read_doc(&args.a)?, read_doc(&args.b)?);
@@ -86,7 +52,7 @@ pub fn pair(args: PairArgs) -> Result<()> {
     let j = s.judgement;
     let cfg = pipeline.sketcher().config();
     if args.json {
-        let v = pair_json(&pipeline, &c);
+        let v = c.to_json(&pipeline);
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }

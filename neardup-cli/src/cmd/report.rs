@@ -1,11 +1,11 @@
 //! `neardup report`: the page of `dedup --html` made again from a finished run's saved
 //! outputs and its inputs, without running it again.
 
-use crate::html::run::{page_of_files, Facts};
-use crate::report::Settings;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use neardup::io::Input;
+use neardup::report::html::run::{page_of_files, Facts};
+use neardup::report::Settings;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -40,12 +40,13 @@ pub fn report(args: ReportArgs) -> Result<()> {
         .with_context(|| format!("{}", args.report.display()))?;
     let report: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a JSON report", args.report.display()))?;
-    if report["format_version"].as_u64() != Some(u64::from(crate::report::REPORT_FORMAT_VERSION)) {
+    if report["format_version"].as_u64() != Some(u64::from(neardup::report::REPORT_FORMAT_VERSION))
+    {
         bail!(
             "{}: report format version {}, this neardup reads {}",
             args.report.display(),
             report["format_version"],
-            crate::report::REPORT_FORMAT_VERSION
+            neardup::report::REPORT_FORMAT_VERSION
         );
     }
     let facts = Facts::of_files(
@@ -90,6 +91,6 @@ pub fn report(args: ReportArgs) -> Result<()> {
         inputs.extend(neardup::io::shards::expand(name, format)?);
     }
     let page = page_of_files(&facts, &pipeline, &inputs, &fields)?;
-    crate::html::write(&args.html, &page)?;
+    neardup::report::html::write(&args.html, &page)?;
     Ok(())
 }

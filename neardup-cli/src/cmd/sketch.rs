@@ -1,10 +1,11 @@
 //! `neardup sketch`: save the sketches of a snapshot for incremental runs.
 
-use crate::cmd::dedup::dedup;
-use crate::config::{FieldArgs, Params};
-use crate::*;
+use crate::cmd::dedup::open_inputs;
+use crate::config::{FieldArgs, ParamFlags};
 use anyhow::{bail, Result};
 use clap::Args;
+use neardup::job::{Job, Outputs};
+use neardup::settings::RunSettings;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -24,36 +25,32 @@ pub struct SketchArgs {
     #[command(flatten)]
     pub fields: FieldArgs,
     #[command(flatten)]
-    pub params: Params,
+    pub params: ParamFlags,
 }
 
+/// Runs `sketch`: the job of `dedup` with no output but the saved sketches.
 pub fn sketch(args: SketchArgs) -> Result<()> {
-    if args.params.boilerplate == Some(true) {
+    let settings = RunSettings {
+        format: args.format,
+        fields: args.fields.record_fields(),
+        params: args.params.0.merged()?,
+    };
+    if settings.params.boilerplate == Some(true) {
         bail!("sketch does not save boilerplate-stripped sketches: --boilerplate needs the whole corpus in one run");
     }
-    let d = dedup(DedupArgs {
-        annotate: None,
-        output_dir: None,
-        inputs: args.inputs,
-        format: args.format,
-        output: None,
-        clusters: None,
-        pairs: None,
-        rejects: None,
-        mirrors: None,
-        report: None,
-        html: None,
-        strict: false,
-        sketches: None,
-        save_sketches: Some(args.output.clone()),
-        quiet: true,
-        fields: args.fields,
-        params: args.params,
-    })?;
+    let (pipeline, fields) = settings.pipeline()?;
+    let (inputs, spool) = open_inputs(&args.inputs, args.format)?;
+    let done = Job::new(pipeline, fields, inputs, settings)
+        .outputs(Outputs {
+            save_sketches: Some(args.output.clone()),
+            ..Outputs::default()
+        })
+        .run()?;
+    drop(spool);
     if !args.quiet {
         eprintln!(
             "neardup: {} sketches written to {}",
-            d,
+            done.saved_sketches.unwrap_or(0),
             args.output.display()
         );
     }

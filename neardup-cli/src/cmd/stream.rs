@@ -2,7 +2,7 @@
 //! one JSON verdict line per record on standard output, in order, flushed whenever the
 //! next record has not arrived yet (so each verdict is out before the command waits).
 
-use crate::config::{FieldArgs, Params};
+use crate::config::{FieldArgs, ParamFlags};
 use anyhow::{bail, Result};
 use clap::Args;
 use neardup::io::{parse_json_record, JsonlLine, JsonlLines};
@@ -44,7 +44,7 @@ pub struct StreamArgs {
     #[command(flatten)]
     pub fields: FieldArgs,
     #[command(flatten)]
-    pub params: Params,
+    pub params: ParamFlags,
 }
 
 /// One output line.
@@ -62,7 +62,7 @@ struct VerdictLine<'a> {
 }
 
 pub fn stream(args: StreamArgs) -> Result<()> {
-    let params = args.params.merged()?;
+    let params = args.params.0.merged()?;
     let (builder, priority) = params.builder()?;
     let pipeline = builder.build()?;
     let cap = pipeline.max_record_bytes();

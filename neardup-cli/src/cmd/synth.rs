@@ -1,6 +1,5 @@
 //! `neardup synth`: generate a corpus with planted near-duplicates.
 
-use crate::*;
 use anyhow::{bail, Result};
 use clap::Args;
 use neardup::io::{Compression, Encoder, Fields, Input, Reader};
@@ -69,14 +68,10 @@ pub fn synth(args: SynthArgs) -> Result<()> {
         Some(p) => {
             let name = p.to_string_lossy().to_string();
             let mut docs = Vec::new();
-            let reader = Reader::new(
-                vec![Input::detect(p, name, None)],
-                Fields::default(),
-                true,
-                false,
-            );
+            let reader =
+                Reader::new(vec![Input::detect(p, name, None)], Fields::default()).strict(true);
             for rec in reader {
-                match rec?.doc {
+                match rec?.into_doc() {
                     Some(Ok(d)) => docs.push(d),
                     Some(Err(r)) => bail!(
                         "seed record {}: {}",
@@ -121,7 +116,7 @@ pub fn synth(args: SynthArgs) -> Result<()> {
         None => None,
     };
     for (doc, pair) in generator {
-        serde_json::to_writer(&mut out, &doc_json(&doc))?;
+        serde_json::to_writer(&mut out, &doc.to_json())?;
         out.write_all(b"\n")?;
         if let (Some(t), Some(p)) = (truth.as_mut(), pair) {
             serde_json::to_writer(&mut *t, &p)?;

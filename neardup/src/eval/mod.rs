@@ -255,6 +255,42 @@ pub struct Comparison {
     pub megashingles: usize,
 }
 
+impl Comparison {
+    /// The JSON object of `pair --json` (and of the Python package's `pair`): every
+    /// measure of the comparison, and `near_duplicate`, the verdict `dedup` applies.
+    pub fn to_json(&self, pipeline: &Pipeline) -> serde_json::Value {
+        let c = self;
+        let s = &c.scores;
+        let j = s.judgement;
+        let cfg = pipeline.sketcher().config();
+        serde_json::json!({
+            "a": c.a,
+            "b": c.b,
+            "class": j.class,
+            "near_duplicate": j.near_duplicate,
+            "rule": {
+                "candidates": pipeline.rule().candidates().name(),
+                "stage_two": pipeline.rule().name(),
+                "exact": j.exact,
+                "candidate": j.candidate,
+                "accepted": j.accepted,
+                "high_recall": j.high_recall,
+            },
+            "exact_duplicate": s.exact,
+            "jaccard_shingles": s.jaccard,
+            "estimated_resemblance": s.estimated_resemblance,
+            "supershingles_shared": s.shared_supershingles,
+            "supershingles": cfg.supershingles,
+            "megashingles_shared": c.megashingles_shared,
+            "megashingles": c.megashingles,
+            "charikar_agreement": s.agreement,
+            "charikar_bits": cfg.charikar_bits,
+            "simhash64_distance": s.simhash_distance,
+            "pugh_shared": s.pugh_shared,
+        })
+    }
+}
+
 /// Compares two documents under `pipeline`'s settings and rule (the same verdict the
 /// pipeline applies in a run; boilerplate removal, which needs a corpus, is not
 /// applied).

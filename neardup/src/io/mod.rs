@@ -181,13 +181,62 @@ pub struct Position {
 pub struct RawRecord {
     /// Where it came from.
     pub position: Position,
-    /// The exact bytes of the record for JSONL (the line without its newline).
-    pub raw: Option<RawBytes>,
-    /// The document, or why it cannot be used; `None` for a record whose parsing was
-    /// deferred (see [`Reader::defer_parsing`]): call [`RawRecord::into_document`].
-    pub doc: Option<std::result::Result<Document, Rejection>>,
-    /// A Parquet record whose document is deferred: its row of a decoded batch.
-    pub row: Option<BatchRow>,
+    /// What was read: the document (or why it cannot be used), or, when parsing was
+    /// deferred ([`Reader::defer_parsing`]), the line or row to make it from
+    /// ([`RawRecord::into_document`]).
+    pub content: Content,
+}
+
+/// What a [`RawRecord`] holds.
+#[derive(Debug)]
+pub enum Content {
+    /// Parsed as read: the document, or why it cannot be used.
+    Parsed {
+        /// The document or the rejection.
+        doc: std::result::Result<Document, Rejection>,
+        /// The JSONL line's bytes (without its newline), kept when the reader was asked
+        /// to ([`Reader::keep_raw`]).
+        raw: Option<RawBytes>,
+    },
+    /// A JSONL line whose parsing was deferred (without its newline).
+    Line(RawBytes),
+    /// A Parquet row whose document was deferred: its row of a decoded batch.
+    Row(BatchRow),
+}
+
+impl RawRecord {
+    /// A record parsed as read (no line kept).
+    pub fn parsed(position: Position, doc: std::result::Result<Document, Rejection>) -> Self {
+        RawRecord {
+            position,
+            content: Content::Parsed { doc, raw: None },
+        }
+    }
+
+    /// The JSONL line's bytes, when the record has them (deferred, or kept).
+    pub fn raw(&self) -> Option<&RawBytes> {
+        match &self.content {
+            Content::Parsed { raw, .. } => raw.as_ref(),
+            Content::Line(raw) => Some(raw),
+            Content::Row(_) => None,
+        }
+    }
+
+    /// The document or rejection, when it was parsed as read.
+    pub fn doc(&self) -> Option<&std::result::Result<Document, Rejection>> {
+        match &self.content {
+            Content::Parsed { doc, .. } => Some(doc),
+            _ => None,
+        }
+    }
+
+    /// The document or rejection, when it was parsed as read.
+    pub fn into_doc(self) -> Option<std::result::Result<Document, Rejection>> {
+        match self.content {
+            Content::Parsed { doc, .. } => Some(doc),
+            _ => None,
+        }
+    }
 }
 
 /// A JSONL record's bytes: its own, or a stretch of a mapped input file that the
@@ -244,17 +293,12 @@ impl crate::document::RecordBytes for RawRecord {
 impl RawRecord {
     /// Its size as the accounting counts it: the JSONL line's bytes, else the body's.
     pub fn bytes(&self) -> u64 {
-        self.raw
-            .as_ref()
-            .map(|b| b.len())
-            .or_else(|| {
-                self.doc
-                    .as_ref()
-                    .and_then(|d| d.as_ref().ok())
-                    .map(|d| d.body.len())
-            })
-            .or_else(|| self.row.as_ref().map(|r| r.columns.body_len(r.index)))
-            .unwrap_or(0) as u64
+        (match &self.content {
+            Content::Parsed { raw: Some(raw), .. } | Content::Line(raw) => raw.len(),
+            Content::Parsed { doc: Ok(d), .. } => d.body.len(),
+            Content::Parsed { doc: Err(_), .. } => 0,
+            Content::Row(r) => r.columns.body_len(r.index),
+        }) as u64
     }
 
     /// The document (parsing a deferred JSONL record now, with `fields`, or making a
@@ -264,17 +308,13 @@ impl RawRecord {
         fields: &Fields,
         source: &str,
     ) -> std::result::Result<Document, Rejection> {
-        match (self.doc, self.raw, self.row) {
-            (Some(d), ..) => d,
-            (None, Some(raw), _) => parse_json_record(&raw, fields, source, self.position.at),
-            (None, None, Some(r)) => {
+        match self.content {
+            Content::Parsed { doc, .. } => doc,
+            Content::Line(raw) => parse_json_record(&raw, fields, source, self.position.at),
+            Content::Row(r) => {
                 r.columns
                     .document(r.index, self.position.at.saturating_sub(1), Some(source))
             }
-            (None, None, None) => Err(Rejection {
-                id: None,
-                reason: RejectReason::NoContent,
-            }),
         }
     }
 }
@@ -310,19 +350,36 @@ enum State {
 }
 
 impl Reader {
-    /// A reader over `inputs`. With `keep_raw`, JSONL records carry their bytes.
-    pub fn new(inputs: Vec<Input>, fields: Fields, strict: bool, keep_raw: bool) -> Self {
+    /// A reader over `inputs`, reading `fields`: a bad record is a rejection (see
+    /// [`strict`](Self::strict)), JSONL records are parsed as read (see
+    /// [`defer_parsing`](Self::defer_parsing)) and do not keep their lines (see
+    /// [`keep_raw`](Self::keep_raw)).
+    pub fn new(inputs: Vec<Input>, fields: Fields) -> Self {
         Reader {
             counter: ReadCounter::new(inputs.len()),
             inputs,
             fields,
-            strict,
-            keep_raw,
+            strict: false,
+            keep_raw: false,
             defer: false,
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             current: 0,
             state: None,
         }
+    }
+
+    /// Stops at the first bad record with an error naming it ([`Error::BadRecord`])
+    /// instead of yielding it as a rejection. By default off.
+    pub fn strict(mut self, yes: bool) -> Self {
+        self.strict = yes;
+        self
+    }
+
+    /// JSONL records parsed as read keep their line's bytes ([`RawRecord::raw`]). By
+    /// default off.
+    pub fn keep_raw(mut self, yes: bool) -> Self {
+        self.keep_raw = yes;
+        self
     }
 
     /// The counts of what this reader yields (see [`ReadCounter`]).
@@ -375,16 +432,14 @@ impl Reader {
         id: Option<String>,
         reason: RejectReason,
     ) -> RawRecord {
-        RawRecord {
-            position: Position {
+        RawRecord::parsed(
+            Position {
                 input: self.current,
                 at,
                 file,
             },
-            raw: None,
-            doc: Some(Err(Rejection { id, reason })),
-            row: None,
-        }
+            Err(Rejection { id, reason }),
+        )
     }
 
     fn bad(&self, at: u64, id: Option<String>, reason: RejectReason) -> Result<Option<RawRecord>> {
@@ -477,11 +532,19 @@ impl Reader {
                 true => lines.shared(),
                 false => Some(RawBytes::Owned(bytes.to_vec())),
             };
+            let content = match raw {
+                Some(raw) => Content::Line(raw),
+                None => Content::Parsed {
+                    doc: Err(Rejection {
+                        id: None,
+                        reason: RejectReason::NoContent,
+                    }),
+                    raw: None,
+                },
+            };
             return Ok(Some(RawRecord {
                 position: position(at),
-                raw,
-                doc: None,
-                row: None,
+                content,
             }));
         }
         // Parsed from the lent line; copied only when the raw line is kept.
@@ -497,9 +560,10 @@ impl Reader {
         }
         Ok(Some(RawRecord {
             position: position(at),
-            raw: self.keep_raw.then(|| RawBytes::Owned(bytes.to_vec())),
-            doc: Some(doc),
-            row: None,
+            content: Content::Parsed {
+                doc,
+                raw: self.keep_raw.then(|| RawBytes::Owned(bytes.to_vec())),
+            },
         }))
     }
 
@@ -518,16 +582,14 @@ impl Reader {
                     }
                     let source = self.inputs[self.current].name.clone();
                     return match warc_document(rec, at, &source, max) {
-                        Ok(doc) => Ok(Some(RawRecord {
-                            position: Position {
+                        Ok(doc) => Ok(Some(RawRecord::parsed(
+                            Position {
                                 input: self.current,
                                 at,
                                 file: None,
                             },
-                            raw: None,
-                            doc: Some(Ok(doc)),
-                            row: None,
-                        })),
+                            Ok(doc),
+                        ))),
                         Err(rej) => self.bad(at, rej.id, rej.reason),
                     };
                 }
@@ -549,7 +611,7 @@ impl Reader {
         let Some(rec) = p.next(self.current, name, &self.fields, defer) else {
             return Ok(None);
         };
-        if let (true, Some(Err(rej))) = (self.strict, &rec.doc) {
+        if let (true, Some(Err(rej))) = (self.strict, rec.doc()) {
             return Err(Error::BadRecord {
                 source_name: name.clone(),
                 record: rec.position.at,
@@ -611,16 +673,14 @@ impl Reader {
                 reason: rej.reason.to_string(),
             });
         }
-        Ok(Some(RawRecord {
-            position: Position {
+        Ok(Some(RawRecord::parsed(
+            Position {
                 input: self.current,
                 at,
                 file: Some(rel),
             },
-            raw: None,
-            doc: Some(doc),
-            row: None,
-        }))
+            doc,
+        )))
     }
 }
 

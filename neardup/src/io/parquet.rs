@@ -15,7 +15,7 @@
 //! panic of the decoder on damaged bytes is caught and treated the same way.
 
 use super::batch::{batch_documents, BatchColumns};
-use super::{BatchRow, Fields, Position, RawRecord};
+use super::{BatchRow, Content, Fields, Position, RawRecord};
 use crate::document::{RejectReason, Rejection};
 use crate::error::{Error, Result};
 use arrow::array::RecordBatch;
@@ -273,9 +273,7 @@ impl ParquetRecords {
                     for (at, index) in (first + 1..).zip(0..b.num_rows()) {
                         self.queue.push_back(RawRecord {
                             position: position(at),
-                            raw: None,
-                            doc: None,
-                            row: Some(BatchRow {
+                            content: Content::Row(BatchRow {
                                 columns: columns.clone(),
                                 index,
                             }),
@@ -286,12 +284,7 @@ impl ParquetRecords {
                     let first = self.rows.row - b.num_rows() as u64;
                     let docs = batch_documents(&b, fields, first, Some(source));
                     for (at, doc) in (first + 1..).zip(docs) {
-                        self.queue.push_back(RawRecord {
-                            position: position(at),
-                            raw: None,
-                            doc: Some(doc),
-                            row: None,
-                        });
+                        self.queue.push_back(RawRecord::parsed(position(at), doc));
                     }
                 }
                 Piece::Damaged {
@@ -301,18 +294,16 @@ impl ParquetRecords {
                     error,
                 } => {
                     for at in first_row..first_row + rows {
-                        self.queue.push_back(RawRecord {
-                            position: position(at),
-                            raw: None,
-                            doc: Some(Err(Rejection {
+                        self.queue.push_back(RawRecord::parsed(
+                            position(at),
+                            Err(Rejection {
                                 id: None,
                                 reason: RejectReason::DamagedRows {
                                     group: group as u64,
                                     error: error.clone(),
                                 },
-                            })),
-                            row: None,
-                        });
+                            }),
+                        ));
                     }
                 }
             }

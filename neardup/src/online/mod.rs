@@ -114,7 +114,7 @@ use crate::error::{Error, Result};
 use crate::persist::sketches::save_records;
 use crate::pipeline::Pipeline;
 use crate::sketch::hash::{id_hash, mix64};
-use crate::sketch::{Sketch, SketchHook, Sketched, Sketches};
+use crate::sketch::{How, Sketch, SketchHook, Sketched, Sketches};
 use crate::verify::site::SiteNames;
 use crate::verify::{Judgement, PairClass};
 use std::sync::{OnceLock, RwLock};
@@ -777,7 +777,10 @@ impl Deduper {
         doc: &Document,
     ) -> std::result::Result<(Prepared, Sketch), RejectReason> {
         let mut ahead = Ahead::new(&self.state, doc, true, false);
-        let sketch = self.pipeline.sketch_told(doc, &mut ahead)?;
+        let sketch = self
+            .pipeline
+            .sketch_as(doc, How::plain(&mut ahead))?
+            .whole();
         let p = self.prepared(doc, &ahead, sketch.exact, Some(&sketch));
         Ok((p, sketch))
     }
@@ -789,7 +792,12 @@ impl Deduper {
         prefetch: bool,
     ) -> std::result::Result<Prepared, RejectReason> {
         let mut ahead = Ahead::new(&self.state, doc, prefetch, true);
-        let (exact, sketch) = match self.pipeline.sketch_hooked(doc, &mut ahead)? {
+        let how = How {
+            without: None,
+            hook: &mut ahead,
+            may_stop: true,
+        };
+        let (exact, sketch) = match self.pipeline.sketch_as(doc, how)? {
             Sketched::Sketch(s) => (s.exact, Some(s)),
             Sketched::Exact { exact, .. } => (exact, None),
         };

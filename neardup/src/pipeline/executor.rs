@@ -142,9 +142,9 @@ impl<'f, F> Jobs<'f, F> {
         }
     }
 
-    /// One worker: takes a job, maps it, files its results (handing on those now at
-    /// the front), until the input ends.
-    fn work<T, R, I, C>(&self, shared: &Shared<I, R, C>)
+    /// The next job and its index, when there is room for one (waiting until there is);
+    /// `None` when the input is exhausted or the run stopped.
+    fn take_job<T, R, I, C>(&self, shared: &Shared<I, R, C>) -> Option<(usize, Vec<T>)>
     where
         T: RecordBytes,
         I: Iterator<Item = T>,
@@ -160,39 +160,51 @@ impl<'f, F> Jobs<'f, F> {
             taken - shared.finished.load(SeqCst) < self.max
                 && taken - shared.consumed.load(SeqCst) < window
         };
+        let mut input = lock(&shared.input);
+        loop {
+            if input.exhausted || shared.stop.load(SeqCst) {
+                return None;
+            }
+            if room(input.taken) {
+                break;
+            }
+            shared.waiting.fetch_add(1, SeqCst);
+            if !room(input.taken) {
+                input = shared.room.wait(input).unwrap_or_else(|e| e.into_inner());
+            }
+            shared.waiting.fetch_sub(1, SeqCst);
+        }
+        let mut job: Vec<T> = Vec::new();
+        let mut bytes = 0usize;
+        while job.len() < self.len && bytes < self.bytes {
+            let Some(record) = input.records.next() else {
+                break;
+            };
+            bytes = bytes.saturating_add(record.record_bytes());
+            job.push(record);
+        }
+        if job.is_empty() {
+            input.exhausted = true;
+            shared.room.notify_all();
+            return None;
+        }
+        input.taken += 1;
+        Some((input.taken - 1, job))
+    }
+
+    /// One worker: takes a job, maps it, files its results (handing on those now at
+    /// the front), until the input ends.
+    fn work<T, R, I, C>(&self, shared: &Shared<I, R, C>)
+    where
+        T: RecordBytes,
+        I: Iterator<Item = T>,
+        F: Fn(&mut Scratch, T) -> R,
+        C: FnMut(Vec<R>),
+    {
         let mut scratch = Scratch::default();
         loop {
-            let (index, job) = {
-                let mut input = lock(&shared.input);
-                loop {
-                    if input.exhausted || shared.stop.load(SeqCst) {
-                        return;
-                    }
-                    if room(input.taken) {
-                        break;
-                    }
-                    shared.waiting.fetch_add(1, SeqCst);
-                    if !room(input.taken) {
-                        input = shared.room.wait(input).unwrap_or_else(|e| e.into_inner());
-                    }
-                    shared.waiting.fetch_sub(1, SeqCst);
-                }
-                let mut job: Vec<T> = Vec::new();
-                let mut bytes = 0usize;
-                while job.len() < self.len && bytes < self.bytes {
-                    let Some(record) = input.records.next() else {
-                        break;
-                    };
-                    bytes = bytes.saturating_add(record.record_bytes());
-                    job.push(record);
-                }
-                if job.is_empty() {
-                    input.exhausted = true;
-                    shared.room.notify_all();
-                    return;
-                }
-                input.taken += 1;
-                (input.taken - 1, job)
+            let Some((index, job)) = self.take_job(shared) else {
+                return;
             };
             let out: Vec<R> = job.into_iter().map(|t| (self.f)(&mut scratch, t)).collect();
             let mut output = lock(&shared.output);

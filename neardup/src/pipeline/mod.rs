@@ -42,7 +42,7 @@ use crate::sketch::boilerplate::{Boilerplate, BoilerplateConfig, BoilerplateCoun
 use crate::sketch::broder::shared_supershingles;
 use crate::sketch::charikar::agreement;
 use crate::sketch::hash::id_hash;
-use crate::sketch::{Scratch, Sketch, Sketcher, Sketches};
+use crate::sketch::{How, Scratch, Sketch, SketchHook, Sketched, Sketcher, Sketches};
 
 mod builder;
 mod decisions;
@@ -184,6 +184,36 @@ impl SketchedRecord {
             removed: 0,
         }
     }
+}
+
+/// `f`'s result and the seconds it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let v = f();
+    (v, t.elapsed().as_secs_f64())
+}
+
+/// A run holds at most `u32::MAX` records (ordinals are 32-bit).
+fn check_run_size(n: usize) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(Error::Config(format!(
+            "{n} records exceed the limit of {} per run",
+            u32::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Ordinals below `old` are references from saved sketches: they keep no fate (they
+/// count as kept), and pairs and clusters among them alone are old news. The pairs are
+/// left sorted.
+fn only_new(old: usize, pairs: &mut Vec<Pair>, clusters: &mut Vec<Cluster>, fates: &mut [Fate]) {
+    pairs.retain(|p| p.b as usize >= old);
+    clusters.retain(|c| c.members.last().is_some_and(|&m| m as usize >= old));
+    for f in &mut fates[..old] {
+        *f = Fate::Kept;
+    }
+    pairs.sort_unstable_by_key(|p| (p.a, p.b));
 }
 
 /// Rejects the records whose id an earlier record has ([`repeated_ids`]).
@@ -556,48 +586,24 @@ impl Pipeline {
     /// [`sketch_record`](Self::sketch_record)'s sketch (or reason) without the site,
     /// which the caller takes from [`site_of`](Self::site_of).
     pub(crate) fn sketch_only(&self, doc: &Document) -> std::result::Result<Sketch, RejectReason> {
-        self.sketch_checked(doc, || self.sketcher.sketch(doc), |s| s.terms)
+        self.sketch_as(doc, How::plain(&mut ()))
+            .map(Sketched::whole)
     }
 
-    /// [`sketch_only`](Self::sketch_only) with a hook (see
-    /// [`Sketcher::sketch_hooked`](crate::sketch::Sketcher)): the same reasons for a
-    /// reject, and unless the hook stops it, the same sketch.
-    pub(crate) fn sketch_hooked(
+    /// A record sketched as `how` says (see [`Sketcher::sketch_doc`]), or the reason a
+    /// run would reject it: a record longer than `max_document_bytes` is not sketched
+    /// at all, one without terms is refused once sketched ([`no_terms`]). Unless the
+    /// hook stops it, [`sketch_only`](Self::sketch_only)'s sketch.
+    pub(crate) fn sketch_as<H: SketchHook>(
         &self,
         doc: &Document,
-        hook: &mut impl crate::sketch::SketchHook,
-    ) -> std::result::Result<crate::sketch::Sketched, RejectReason> {
-        self.sketch_checked(
-            doc,
-            || self.sketcher.sketch_hooked(doc, hook),
-            crate::sketch::Sketched::terms,
-        )
-    }
-
-    /// [`sketch_hooked`](Self::sketch_hooked) never stopped: [`sketch_only`](Self::sketch_only)'s
-    /// result, the hook told the parts as they are made.
-    pub(crate) fn sketch_told(
-        &self,
-        doc: &Document,
-        hook: &mut impl crate::sketch::SketchHook,
-    ) -> std::result::Result<Sketch, RejectReason> {
-        self.sketch_checked(doc, || self.sketcher.sketch_told(doc, hook), |s| s.terms)
-    }
-
-    /// The reject rule of a record's sketching, around `sketch` (whose `terms` it
-    /// reads): a record longer than `max_document_bytes` is not sketched at all, one
-    /// without terms is refused once sketched ([`no_terms`]).
-    fn sketch_checked<S>(
-        &self,
-        doc: &Document,
-        sketch: impl FnOnce() -> S,
-        terms: impl FnOnce(&S) -> u32,
-    ) -> std::result::Result<S, RejectReason> {
+        how: How<'_, H>,
+    ) -> std::result::Result<Sketched, RejectReason> {
         if doc.body.len() > self.max_document_bytes {
             return Err(too_large(doc.body.len(), self.max_document_bytes));
         }
-        let s = sketch();
-        match no_terms(terms(&s)) {
+        let s = self.sketcher.sketch_as(doc, how).sketched;
+        match no_terms(s.terms()) {
             Some(reason) => Err(reason),
             None => Ok(s),
         }
@@ -780,7 +786,14 @@ impl Pipeline {
             .as_deref()
             .zip(site.as_deref())
             .and_then(|(b, s)| b.for_site(s));
-        let (s, removed) = self.sketcher.sketch_without(&doc, scratch, bp);
+        let how = How {
+            without: bp,
+            hook: &mut (),
+            may_stop: false,
+        };
+        let made = self.sketcher.sketch_doc(&doc, scratch, how);
+        let removed = made.removed;
+        let s = made.whole();
         SketchedRecord {
             meta: Meta {
                 id_hash: id_hash(&doc.id),
@@ -808,12 +821,7 @@ impl Pipeline {
         received: u64,
     ) -> Result<Dedup> {
         let n = meta.len();
-        if n > u32::MAX as usize {
-            return Err(Error::Config(format!(
-                "{n} records exceed the limit of {} per run",
-                u32::MAX
-            )));
-        }
+        check_run_size(n)?;
         let mut stats = Stats {
             read: n as u64,
             ..Stats::default()
@@ -836,24 +844,19 @@ impl Pipeline {
                 _ => representative(members, self.keep, terms, &priority),
             }
         };
-        let t = Instant::now();
-        let exact = exact_pass(&sketches, &mut fates, &pick, &mut stats);
+        let (exact, t_exact) = timed(|| exact_pass(&sketches, &mut fates, &pick, &mut stats));
         let mut pairs = self.measured(&sketches, &site_ids, &exact.pairs, PairKind::Exact);
-        let t_exact = t.elapsed();
-        let t = Instant::now();
-        let candidates =
-            self.rule
-                .candidates()
-                .candidates(&sketches, &exact.active, &mut stats.candidates)?;
-        let t_cand = t.elapsed();
-        let t = Instant::now();
-        let (near, decisions) = self.stage_two(&sketches, &site_ids, &candidates);
+        let (candidates, t_cand) = timed(|| {
+            let generator = self.rule.candidates();
+            generator.candidates(&sketches, &exact.active, &mut stats.candidates)
+        });
+        let candidates = candidates?;
+        let ((near, decisions), t_filter) =
+            timed(|| self.stage_two(&sketches, &site_ids, &candidates));
         stats.verified = near.len() as u64;
-        let t_filter = t.elapsed();
-        let t = Instant::now();
-        let extra = self.high_recall_pairs(&sketches, &exact.active, &near)?;
+        let (extra, t_hr) = timed(|| self.high_recall_pairs(&sketches, &exact.active, &near));
+        let extra = extra?;
         stats.high_recall_added = extra.len() as u64;
-        let t_hr = t.elapsed();
         let t = Instant::now();
         let (mut clusters, unchained) = self.clusters(
             &sketches,
@@ -866,20 +869,14 @@ impl Pipeline {
         stats.unchained = unchained;
         pairs.extend(self.measured(&sketches, &site_ids, &near, PairKind::Near));
         pairs.extend(self.measured(&sketches, &site_ids, &extra, PairKind::HighRecall));
-        // Old records are references: they keep no fate, and pairs among them are old news.
-        pairs.retain(|p| p.b as usize >= old);
-        clusters.retain(|c| c.members.last().is_some_and(|&m| m as usize >= old));
-        for f in &mut fates[..old] {
-            *f = Fate::Kept;
-        }
-        pairs.sort_unstable_by_key(|p| (p.a, p.b));
+        only_new(old, &mut pairs, &mut clusters, &mut fates);
         let kept = tally(&fates, old, &pairs, &mut stats);
         stats.clusters = ClusterStats::of(&clusters);
         stats.seconds = Timings {
-            exact: t_exact.as_secs_f64(),
-            candidates: t_cand.as_secs_f64(),
-            filter: t_filter.as_secs_f64(),
-            high_recall: t_hr.as_secs_f64(),
+            exact: t_exact,
+            candidates: t_cand,
+            filter: t_filter,
+            high_recall: t_hr,
             cluster: t.elapsed().as_secs_f64(),
             ..Timings::default()
         };

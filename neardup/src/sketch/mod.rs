@@ -437,12 +437,11 @@ impl Sketches {
 }
 
 thread_local! {
-    /// The buffers of [`Sketcher::sketch`] and [`Sketcher::sketch_hooked`], one per
-    /// thread.
+    /// The buffers of [`Sketcher::sketch`] and [`Sketcher::sketch_as`], one per thread.
     static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
 }
 
-/// What the caller of [`Sketcher::sketch_hooked`] is told as a sketch is made, each
+/// What the caller of [`Sketcher::sketch_doc`] is told as a sketch is made, each
 /// part as soon as it is known. The online deduper asks for the cells its lookups will
 /// read (so the cache misses overlap the rest of the sketching), and stops at an exact
 /// duplicate: its verdict reads nothing else.
@@ -465,7 +464,7 @@ pub(crate) trait SketchHook {
 /// No hook: told nothing, never stops.
 impl SketchHook for () {}
 
-/// What [`Sketcher::sketch_hooked`] made.
+/// The sketch [`Sketcher::sketch_doc`] made, or the exact fingerprint alone.
 #[derive(Debug, Clone)]
 pub(crate) enum Sketched {
     /// The whole sketch.
@@ -481,12 +480,59 @@ pub(crate) enum Sketched {
 }
 
 impl Sketched {
+    /// The whole sketch: a caller that did not let the hook stop it has one.
+    pub(crate) fn whole(self) -> Sketch {
+        match self {
+            Sketched::Sketch(s) => s,
+            Sketched::Exact { .. } => unreachable!("a sketch that may not stop is whole"),
+        }
+    }
+
     /// The number of terms ([`Sketch::terms`]), whichever was made.
     pub(crate) fn terms(&self) -> u32 {
         match self {
             Sketched::Sketch(s) => s.terms,
             Sketched::Exact { terms, .. } => *terms,
         }
+    }
+}
+
+/// How [`Sketcher::sketch_doc`] makes a sketch: which shingles it leaves out, whom it
+/// tells the parts, and whether that one may stop it after the shingles.
+pub(crate) struct How<'a, H: SketchHook> {
+    /// The site's boilerplate shingles, left out (see [`crate::sketch::boilerplate`]).
+    pub without: Option<&'a ahash::AHashSet<u64>>,
+    /// Told the parts as they are made.
+    pub hook: &'a mut H,
+    /// Whether the hook is asked to stop the sketch after the shingles.
+    pub may_stop: bool,
+}
+
+impl<'a, H: SketchHook> How<'a, H> {
+    /// The whole sketch, nothing left out, the hook told the parts.
+    pub(crate) fn plain(hook: &'a mut H) -> Self {
+        How {
+            without: None,
+            hook,
+            may_stop: false,
+        }
+    }
+}
+
+/// What [`Sketcher::sketch_doc`] made: the sketch (or the exact fingerprint alone, when
+/// the hook stopped it) and the number of terms and shingles the boilerplate removed.
+#[derive(Debug, Clone)]
+pub(crate) struct Made {
+    /// The sketch, or the exact fingerprint alone.
+    pub sketched: Sketched,
+    /// Terms and shingles removed as boilerplate (0 when nothing changed).
+    pub removed: usize,
+}
+
+impl Made {
+    /// The whole sketch: a caller that did not let the hook stop it has one.
+    pub(crate) fn whole(self) -> Sketch {
+        self.sketched.whole()
     }
 }
 
@@ -571,93 +617,61 @@ impl Sketcher {
     /// Sketches one document (with buffers kept per thread, so repeated calls do not
     /// allocate them again).
     pub fn sketch(&self, doc: &Document) -> Sketch {
-        SCRATCH.with(|s| self.sketch_with(doc, &mut s.borrow_mut()))
-    }
-
-    /// [`sketch`](Self::sketch), telling `hook` its parts as they are made, and stopped
-    /// after the shingles when the hook says that the exact fingerprint is all it needs
-    /// (skipping the min-hashing and the projections, about a third of a sketch on the
-    /// AVX-512 path). Told no, the same sketch.
-    pub(crate) fn sketch_hooked(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketched {
         SCRATCH.with(|s| {
-            let s = &mut *s.borrow_mut();
-            let exact = self.terms_and_shingles(doc, s, hook);
-            if hook.stop() {
-                let terms = s.tokens.fps.len().min(u32::MAX as usize) as u32;
-                return Sketched::Exact { exact, terms };
-            }
-            Sketched::Sketch(self.sketch_shingles(s, exact, hook))
+            self.sketch_doc(doc, &mut s.borrow_mut(), How::plain(&mut ()))
+                .whole()
         })
     }
 
-    /// [`sketch_hooked`](Self::sketch_hooked) never stopped (the hook is not asked):
-    /// the whole sketch, [`sketch`](Self::sketch)'s.
-    pub(crate) fn sketch_told(&self, doc: &Document, hook: &mut impl SketchHook) -> Sketch {
-        SCRATCH.with(|s| {
-            let s = &mut *s.borrow_mut();
-            let exact = self.terms_and_shingles(doc, s, hook);
-            self.sketch_shingles(s, exact, hook)
-        })
+    /// Sketches one document as `how` says, with the thread's buffers.
+    pub(crate) fn sketch_as<H: SketchHook>(&self, doc: &Document, how: How<'_, H>) -> Made {
+        SCRATCH.with(|s| self.sketch_doc(doc, &mut s.borrow_mut(), how))
     }
 
-    /// The first steps of a hooked sketch: the terms and the exact fingerprint (told
-    /// to `hook`), then the shingles, in `s`. Returns the exact fingerprint.
-    fn terms_and_shingles(
+    /// Sketches one document in `s`'s buffers as `how` says: the terms (less those
+    /// covered only by the site's boilerplate shingles, when `how.without` gives them),
+    /// the exact fingerprint (told to the hook), the shingles (boilerplate ones left
+    /// out unless that leaves none), then, unless the hook may stop it there and does,
+    /// the min-values, supershingles (told) and projections. Every way gives the same
+    /// sketch for the same terms and shingles.
+    pub(crate) fn sketch_doc<H: SketchHook>(
         &self,
         doc: &Document,
         s: &mut Scratch,
-        hook: &mut impl SketchHook,
-    ) -> u128 {
+        how: How<'_, H>,
+    ) -> Made {
         s.tokens.clear();
         self.tokenizer
             .tokenize(&doc.body, doc.url.as_deref(), &mut s.tokens);
+        let mut removed = 0;
+        if let Some(bp) = how.without {
+            let k = self.config.shingle_size;
+            s.shingles.clear();
+            shingles(&s.tokens.fps, k, false, &mut s.shingles);
+            removed = crate::sketch::boilerplate::strip_terms(
+                &mut s.tokens.fps,
+                &mut s.tokens.weights,
+                &s.shingles,
+                k,
+                bp,
+            );
+        }
         let exact = combine128(&s.tokens.fps, EXACT_SEED);
-        hook.exact(exact);
-        self.shingle(s, None);
-        exact
-    }
-
-    /// Sketches one document reusing `scratch`'s buffers.
-    pub(crate) fn sketch_with(&self, doc: &Document, scratch: &mut Scratch) -> Sketch {
-        scratch.tokens.clear();
-        self.tokenizer
-            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
-        self.sketch_tokens(scratch, None)
-    }
-
-    /// Sketches one document without its `boilerplate` shingles (see
-    /// [`crate::sketch::boilerplate`]): the terms covered only by boilerplate shingles are
-    /// removed (from every part of the sketch), and boilerplate shingles left over are
-    /// not min-hashed. Returns the sketch and the number of terms and shingles removed
-    /// (0 when nothing changed).
-    pub(crate) fn sketch_without(
-        &self,
-        doc: &Document,
-        scratch: &mut Scratch,
-        boilerplate: Option<&ahash::AHashSet<u64>>,
-    ) -> (Sketch, usize) {
-        scratch.tokens.clear();
-        self.tokenizer
-            .tokenize(&doc.body, doc.url.as_deref(), &mut scratch.tokens);
-        let Some(bp) = boilerplate else {
-            return (self.sketch_tokens(scratch, None), 0);
-        };
-        let k = self.config.shingle_size;
-        scratch.shingles.clear();
-        shingles(&scratch.tokens.fps, k, false, &mut scratch.shingles);
-        let terms = crate::sketch::boilerplate::strip_terms(
-            &mut scratch.tokens.fps,
-            &mut scratch.tokens.weights,
-            &scratch.shingles,
-            k,
-            bp,
-        );
-        let (sketch, dropped) = {
-            let mut dropped = 0;
-            let s = self.sketch_tokens(scratch, Some((bp, &mut dropped)));
-            (s, dropped)
-        };
-        (sketch, terms + dropped)
+        how.hook.exact(exact);
+        let mut dropped = 0;
+        self.shingle(s, how.without.map(|bp| (bp, &mut dropped)));
+        removed += dropped;
+        if how.may_stop && how.hook.stop() {
+            let terms = s.tokens.fps.len().min(u32::MAX as usize) as u32;
+            return Made {
+                sketched: Sketched::Exact { exact, terms },
+                removed,
+            };
+        }
+        Made {
+            sketched: Sketched::Sketch(self.sketch_shingles(s, exact, how.hook)),
+            removed,
+        }
     }
 
     /// The distinct `k`-term shingles of a document (no wrap-around), sorted: what the
@@ -673,22 +687,13 @@ impl Sketcher {
         v
     }
 
-    /// Sketches a sequence of term fingerprints (weights 1).
+    /// Sketches a sequence of term fingerprints (weights 1) instead of a document's text.
     pub fn sketch_terms(&self, terms: &[u64]) -> Sketch {
-        let mut scratch = Scratch::default();
-        scratch.tokens.fps.extend_from_slice(terms);
-        self.sketch_tokens(&mut scratch, None)
-    }
-
-    /// With `drop`, shingles in the set are left out (unless that leaves none) and
-    /// their number is added to the counter.
-    fn sketch_tokens(
-        &self,
-        s: &mut Scratch,
-        drop: Option<(&ahash::AHashSet<u64>, &mut usize)>,
-    ) -> Sketch {
-        self.shingle(s, drop);
-        self.sketch_shingles(s, combine128(&s.tokens.fps, EXACT_SEED), &mut ())
+        let mut s = Scratch::default();
+        s.tokens.fps.extend_from_slice(terms);
+        self.shingle(&mut s, None);
+        let exact = combine128(&s.tokens.fps, EXACT_SEED);
+        self.sketch_shingles(&mut s, exact, &mut ())
     }
 
     /// The shingles of `s`'s terms into `s.shingles`; with `drop`, those in the set are
@@ -774,7 +779,7 @@ impl Sketcher {
     /// Everything about one document: terms, shingles, min-values and sketch.
     pub fn analyze(&self, doc: &Document) -> Analysis {
         let mut s = Scratch::default();
-        let sketch = self.sketch_with(doc, &mut s);
+        let sketch = self.sketch_doc(doc, &mut s, How::plain(&mut ())).whole();
         Analysis {
             terms: s.tokens.fps,
             shingles: s.shingles,
@@ -786,7 +791,7 @@ impl Sketcher {
 
 #[cfg(test)]
 mod tests {
-    use super::{SketchConfig, SketchHook, Sketched, Sketcher};
+    use super::{How, SketchConfig, SketchHook, Sketched, Sketcher};
     use crate::Document;
 
     /// What a hook was told, in order, and whether it stops.
@@ -805,12 +810,12 @@ mod tests {
         }
     }
 
-    /// `sketch_hooked` tells the hook the sketch's exact fingerprint, asks it whether to
-    /// stop, then tells it the supershingles; told no, it gives the sketch, told yes,
-    /// the fingerprint and the number of terms alone. `sketch_told` tells the same
-    /// without asking, and gives the sketch.
+    /// A hooked sketch that may stop tells the hook the sketch's exact fingerprint, asks
+    /// it whether to stop, then tells it the supershingles; told no, it gives the
+    /// sketch, told yes, the fingerprint and the number of terms alone. One that may not
+    /// stop tells the same without asking, and gives the sketch.
     #[test]
-    fn sketch_hooked_tells_the_parts_and_gives_the_sketch_or_its_exact_fingerprint() {
+    fn a_hooked_sketch_tells_the_parts_and_gives_the_sketch_or_its_exact_fingerprint() {
         for simhash in [true, false] {
             let config = SketchConfig {
                 simhash,
@@ -830,7 +835,12 @@ mod tests {
                 let want = s.sketch(&doc);
                 for stop in [false, true] {
                     let mut told = Told(Vec::new(), stop);
-                    let got = s.sketch_hooked(&doc, &mut told);
+                    let how = How {
+                        without: None,
+                        hook: &mut told,
+                        may_stop: true,
+                    };
+                    let got = s.sketch_as(&doc, how).sketched;
                     let mut expected = vec![format!("exact {}", want.exact), "stop?".into()];
                     if !stop {
                         expected.push(format!("supershingles {:?}", want.supershingles));
@@ -843,9 +853,13 @@ mod tests {
                         }
                     }
                 }
-                // `sketch_told` never asks, whatever the hook would say: the sketch.
+                // Not let stop, it never asks, whatever the hook would say: the sketch.
                 let mut told = Told(Vec::new(), true);
-                assert_eq!(s.sketch_told(&doc, &mut told), want, "{text:?}");
+                assert_eq!(
+                    s.sketch_as(&doc, How::plain(&mut told)).whole(),
+                    want,
+                    "{text:?}"
+                );
                 assert_eq!(
                     told.0,
                     [

@@ -12,15 +12,15 @@
 //! or `--rejects`) and every record of every input was lent from a mapping of its file;
 //! otherwise the line-by-line way runs.
 
-use crate::output::Sink;
-use anyhow::{bail, Context, Result};
-use neardup::io::Encoder;
-use neardup::io::{Input, Mapped, RawBytes, RawRecord};
-use neardup::persist::behind::{reserve_blocks, start_write_back, WRITE_BEHIND};
+use super::sink::Sink;
+use crate::error::{Error, Result};
+use crate::io::Encoder;
+use crate::io::{Content, Input, Mapped, RawBytes, RawRecord};
+use crate::persist::behind::{reserve_blocks, start_write_back, WRITE_BEHIND};
 #[cfg(unix)]
-use neardup::persist::behind::{write_all_vectored_at, MAX_SLICES};
-use neardup::pipeline::Fate;
-use neardup::Dedup;
+use crate::persist::behind::{write_all_vectored_at, MAX_SLICES};
+use crate::pipeline::Fate;
+use crate::Dedup;
 #[cfg(unix)]
 use std::io::IoSlice;
 
@@ -66,12 +66,15 @@ impl Ranges {
         let Some(Some(noted)) = self.per_input.get_mut(input) else {
             return;
         };
-        match (&rec.raw, &rec.doc) {
-            (Some(RawBytes::Mapped { map, range }), None) if range.len() < NO_BYTES as usize => {
+        match &rec.content {
+            Content::Line(RawBytes::Mapped { map, range }) if range.len() < NO_BYTES as usize => {
                 noted.records.push((range.start as u64, range.len() as u32));
                 noted.file_len = map.len();
             }
-            (None, Some(Err(_))) => noted.records.push((0, NO_BYTES)),
+            Content::Parsed {
+                doc: Err(_),
+                raw: None,
+            } => noted.records.push((0, NO_BYTES)),
             _ => self.per_input[input] = None,
         }
     }
@@ -164,10 +167,12 @@ pub fn write_kept(
         let noted = ranges.per_input[i].as_ref().map_or(0, |n| n.file_len);
         match Mapped::open(&inputs[i].path)? {
             Some(m) if m.len() == noted => maps[i] = Some(m),
-            _ => bail!(
-                "{}: input changed between the two passes (its length is not what was read)",
-                inputs[i].name
-            ),
+            _ => {
+                return Err(Error::InputChanged(format!(
+                    "{}: input changed between the two passes (its length is not what was read)",
+                    inputs[i].name
+                )))
+            }
         }
     }
     let bytes: u64 = kept.iter().map(|&(_, _, l)| l as u64 + 1).sum();
@@ -175,7 +180,7 @@ pub fn write_kept(
     reserve_blocks(file, bytes);
     let maps = &maps;
     if writers <= 1 {
-        write_part(maps, &kept, file, 0).with_context(|| format!("writing {name}"))?;
+        write_part(maps, &kept, file, 0).map_err(|e| Error::io(name, e))?;
         return Ok(Some(kept.len() as u64));
     }
     // Two parts of about equal bytes, each written from its own offset.
@@ -192,7 +197,7 @@ pub fn write_kept(
         let theirs = other
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("a writing thread panicked")));
-        mine.and(theirs).with_context(|| format!("writing {name}"))
+        mine.and(theirs).map_err(|e| Error::io(name, e))
     })?;
     Ok(Some(kept.len() as u64))
 }
@@ -274,10 +279,10 @@ fn write_part(
 #[cfg(all(test, unix))]
 mod tests {
     use super::{write_kept, Ranges};
-    use crate::output::Sink;
-    use neardup::io::{Fields, Format, Input, Reader};
-    use neardup::pipeline::Fate;
-    use neardup::Pipeline;
+    use crate::io::{Fields, Format, Input, Reader};
+    use crate::job::sink::Sink;
+    use crate::pipeline::Fate;
+    use crate::Pipeline;
 
     /// An input with every kind of line: duplicates and near-duplicates (dropped),
     /// `\r\n` ends, blank and white-space lines, malformed JSON, a line over the
@@ -343,7 +348,7 @@ mod tests {
         let pipeline = b.build().unwrap();
         let max_record = 1_500_000 * 2 + (1 << 20);
         let mut ranges = Ranges::new(1, true);
-        let records = Reader::new(inputs.clone(), Fields::default(), false, false)
+        let records = Reader::new(inputs.clone(), Fields::default())
             .defer_parsing(true)
             .max_record_bytes(max_record)
             .map(|r| r.unwrap())
@@ -404,7 +409,7 @@ mod tests {
         let pipeline = Pipeline::builder().build().unwrap();
         let fields = Fields::default();
         let run = |ranges: &mut Ranges| {
-            let records = Reader::new(inputs.clone(), Fields::default(), false, false)
+            let records = Reader::new(inputs.clone(), Fields::default())
                 .defer_parsing(true)
                 .map(|r| r.unwrap())
                 .inspect(|r| ranges.note(r))

@@ -13,8 +13,8 @@ pub mod run;
 pub use eval::eval_page;
 pub use run::{Facts, Page};
 
-use anyhow::Result;
-use neardup::persist::AtomicFile;
+use crate::error::Result;
+use crate::persist::AtomicFile;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -108,19 +108,7 @@ fn bars(
     mark: Option<usize>,
     x_label: &str,
 ) -> String {
-    let bins = series.iter().map(|s| s.2.len()).max().unwrap_or(0);
-    // Only the range that holds counts (and the mark), with a margin.
-    let used = |i: usize| series.iter().any(|s| s.2.get(i).copied().unwrap_or(0) > 0);
-    let lo = (0..bins)
-        .find(|&i| used(i))
-        .unwrap_or(0)
-        .min(mark.unwrap_or(usize::MAX));
-    let hi = (0..bins)
-        .rev()
-        .find(|&i| used(i))
-        .unwrap_or(0)
-        .max(mark.unwrap_or(0));
-    let (lo, hi) = (lo.saturating_sub(2), (hi + 2).min(bins.saturating_sub(1)));
+    let (lo, hi) = shown_bins(series, mark);
     let n = hi.saturating_sub(lo) + 1;
     let total = |i: usize| {
         series
@@ -170,7 +158,30 @@ fn bars(
         h + 18.0,
         esc(x_label)
     );
-    let legend: Vec<String> = series
+    let _ = write!(svg, "<div class=\"legend\">{}</div></figure>", legend(series));
+    svg
+}
+
+/// The bins a chart shows: only the range that holds counts (and the mark), with a
+/// margin of two.
+fn shown_bins(series: &[(&str, &str, &[u64])], mark: Option<usize>) -> (usize, usize) {
+    let bins = series.iter().map(|s| s.2.len()).max().unwrap_or(0);
+    let used = |i: usize| series.iter().any(|s| s.2.get(i).copied().unwrap_or(0) > 0);
+    let lo = (0..bins)
+        .find(|&i| used(i))
+        .unwrap_or(0)
+        .min(mark.unwrap_or(usize::MAX));
+    let hi = (0..bins)
+        .rev()
+        .find(|&i| used(i))
+        .unwrap_or(0)
+        .max(mark.unwrap_or(0));
+    (lo.saturating_sub(2), (hi + 2).min(bins.saturating_sub(1)))
+}
+
+/// A chart's legend: each series' key, label and total.
+fn legend(series: &[(&str, &str, &[u64])]) -> String {
+    let keys: Vec<String> = series
         .iter()
         .map(|(label, class, values)| {
             format!(
@@ -180,12 +191,7 @@ fn bars(
             )
         })
         .collect();
-    let _ = write!(
-        svg,
-        "<div class=\"legend\">{}</div></figure>",
-        legend.join(" ")
-    );
-    svg
+    keys.join(" ")
 }
 
 /// A word diff of `rep`'s and `member`'s terms: `<del>` what only the representative

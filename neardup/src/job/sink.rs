@@ -5,11 +5,11 @@
 //! suffix) is a Parquet output; Parquet rows written to a JSONL output become JSON
 //! objects (one per row); JSONL records cannot go to a Parquet output.
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Error, Result};
+use crate::io::{Compression, Encoder};
+use crate::persist::AtomicFile;
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-use neardup::io::{Compression, Encoder};
-use neardup::persist::AtomicFile;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -47,7 +47,7 @@ impl Sink {
     pub fn create(path: &Path, threads: usize) -> Result<Sink> {
         let name = path.display().to_string();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let file = AtomicFile::create(path)?;
         let compression = if name == "-" {
@@ -55,10 +55,13 @@ impl Sink {
         } else {
             Compression::by_name(&name)
         };
-        let stem = neardup::io::shards::stem(&name);
+        let stem = crate::io::shards::stem(&name);
         if stem.ends_with(".parquet") {
             if compression != Compression::None {
-                bail!("{name}: a Parquet output compresses its pages itself; drop the compression suffix");
+                return Err(Error::output(
+                    name,
+                    "a Parquet output compresses its pages itself; drop the compression suffix",
+                ));
             }
             return Ok(Sink::Parquet {
                 name,
@@ -69,7 +72,7 @@ impl Sink {
         Ok(Sink::Lines {
             w: Box::new(
                 Encoder::with_threads(compression, file, threads)
-                    .with_context(|| format!("writing {name}"))?,
+                    .map_err(|e| Error::io(&name, e))?,
             ),
             name,
         })
@@ -79,16 +82,15 @@ impl Sink {
     pub fn line(&mut self, bytes: &[u8]) -> Result<()> {
         match self {
             Sink::Lines { w, name } => {
-                w.write_all(bytes)
-                    .with_context(|| format!("writing {name}"))?;
-                w.write_all(b"\n")
-                    .with_context(|| format!("writing {name}"))?;
+                w.write_all(bytes).map_err(|e| Error::io(&*name, e))?;
+                w.write_all(b"\n").map_err(|e| Error::io(&*name, e))?;
                 Ok(())
             }
-            Sink::Parquet { name, .. } => bail!(
-                "{name}: JSONL, WARC and directory records cannot be written as Parquet; \
-                 write them to a .jsonl output"
-            ),
+            Sink::Parquet { name, .. } => Err(Error::output(
+                &*name,
+                "JSONL, WARC and directory records cannot be written as Parquet; \
+                 write them to a .jsonl output",
+            )),
         }
     }
 
@@ -100,8 +102,8 @@ impl Sink {
                     return Ok(());
                 }
                 let mut jw = arrow::json::LineDelimitedWriter::new(&mut **w);
-                jw.write(b).with_context(|| format!("writing {name}"))?;
-                jw.finish().with_context(|| format!("writing {name}"))?;
+                jw.write(b).map_err(|e| Error::output(&*name, e))?;
+                jw.finish().map_err(|e| Error::output(&*name, e))?;
                 Ok(())
             }
             Sink::Parquet { name, file, w } => {
@@ -116,20 +118,23 @@ impl Sink {
                         .expect("a Parquet sink holds its file until the writer takes it");
                     *w = Some(Box::new((
                         ArrowWriter::try_new(*f, b.schema(), Some(props))
-                            .with_context(|| format!("writing {name}"))?,
+                            .map_err(|e| Error::output(&*name, e))?,
                         b.schema(),
                     )));
                 }
                 let (writer, schema) = &mut **w.as_mut().expect("set above");
                 if *schema != b.schema() {
-                    bail!(
-                        "{name}: the Parquet inputs' schemas differ ({} against {}); write each \
-                         input to its own file with --output-dir",
-                        b.schema(),
-                        schema
-                    );
+                    return Err(Error::output(
+                        &*name,
+                        format!(
+                            "the Parquet inputs' schemas differ ({} against {}); write each \
+                             input to its own file with --output-dir",
+                            b.schema(),
+                            schema
+                        ),
+                    ));
                 }
-                writer.write(b).with_context(|| format!("writing {name}"))?;
+                writer.write(b).map_err(|e| Error::output(&*name, e))?;
                 Ok(())
             }
         }
@@ -139,18 +144,18 @@ impl Sink {
     pub fn commit(self) -> Result<()> {
         match self {
             Sink::Lines { w, name } => {
-                let f = w.finish().with_context(|| format!("writing {name}"))?;
+                let f = w.finish().map_err(|e| Error::output(&*name, e))?;
                 f.commit()?;
             }
             Sink::Parquet { name, file, w } => {
                 let f = match (w, file) {
-                    (Some(w), _) => {
-                        w.0.into_inner()
-                            .with_context(|| format!("writing {name}"))?
-                    }
+                    (Some(w), _) => w.0.into_inner().map_err(|e| Error::output(&*name, e))?,
                     // No Parquet input was written here: an empty file is no Parquet file.
                     (None, Some(_)) => {
-                        bail!("{name}: no Parquet records to write (the inputs are not Parquet)")
+                        return Err(Error::output(
+                            name,
+                            "no Parquet records to write (the inputs are not Parquet)",
+                        ))
                     }
                     (None, None) => unreachable!("a Parquet sink has its file or its writer"),
                 };
@@ -261,7 +266,7 @@ pub fn annotate_batch(b: &RecordBatch, notes: &[Note<'_>]) -> Result<RecordBatch
         cols.push(Arc::new(values));
     }
     let schema = Schema::new_with_metadata(fields, b.schema().metadata().clone());
-    Ok(RecordBatch::try_new(Arc::new(schema), cols)?)
+    RecordBatch::try_new(Arc::new(schema), cols).map_err(|e| Error::output("annotate", e))
 }
 
 #[cfg(test)]

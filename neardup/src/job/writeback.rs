@@ -6,17 +6,22 @@
 //! the reader record by record; a Parquet input is read batch by batch with all its
 //! columns and filtered by a mask, so the kept rows keep the input's schema and memory
 //! stays at a batch. When the kept records of plain JSONL files are all it writes, it
-//! takes the fast way of [`crate::kept_ranges`] instead.
+//! takes the fast way of [`crate::job::kept_ranges`] instead.
 
-use crate::output::{annotate_batch, Note, Sink};
+use super::sink::{annotate_batch, Note, Sink};
+use crate::error::{Error, Result};
 use crate::report::RejectLine;
-use anyhow::{bail, Context, Result};
+
+/// Returns an [`Error::InputChanged`] with the message.
+macro_rules! bail {
+    ($($t:tt)*) => { return Err(Error::InputChanged(format!($($t)*))) };
+}
+use crate::io::parquet::{Piece, Rows};
+use crate::io::{Fields, Format, Input, JsonlLine, JsonlLines, Reader};
+use crate::persist::AtomicFile;
+use crate::pipeline::Fate;
+use crate::Dedup;
 use arrow::array::BooleanArray;
-use neardup::io::parquet::{Piece, Rows};
-use neardup::io::{Fields, Format, Input, JsonlLine, JsonlLines, Reader};
-use neardup::persist::AtomicFile;
-use neardup::pipeline::Fate;
-use neardup::Dedup;
 use std::io::Write;
 use std::path::Path;
 
@@ -55,7 +60,9 @@ fn null_rows(schema: &arrow::datatypes::SchemaRef, n: usize) -> Result<arrow::ar
         .map(|f| arrow::array::new_null_array(f.data_type(), n))
         .collect();
     arrow::array::RecordBatch::try_new(schema.clone(), cols)
-        .context("annotating rows that cannot be decoded: the input's schema has a column that cannot be null")
+        .map_err(|e| {
+            Error::Config(format!("annotating rows that cannot be decoded: the input's schema has a column that cannot be null ({e})"))
+        })
 }
 
 /// The fates' annotations, by ordinal.
@@ -85,7 +92,6 @@ impl<'a> Notes<'a> {
             Fate::ExactDuplicate { of } => ("exact", self.id(*of)),
             Fate::NearDuplicate { of } => ("near", self.id(*of)),
             Fate::Rejected { .. } => ("rejected", None),
-            _ => ("unknown", None),
         };
         Note {
             fate,
@@ -125,7 +131,7 @@ pub fn write_back(
     inputs: &[Input],
     fields: &Fields,
     max_record: usize,
-    ranges: &crate::kept_ranges::Ranges,
+    ranges: &super::kept_ranges::Ranges,
     t: Targets<'_>,
     threads: usize,
 ) -> Result<Written> {
@@ -138,7 +144,7 @@ pub fn write_back(
     }
     if let (Some(out), None, None, None) = (&t.output, t.output_dir, &t.annotate, &t.rejects) {
         // Only the kept records: written from where the first pass found them.
-        if let Some(n) = crate::kept_ranges::write_kept(d, inputs, ranges, out, threads)? {
+        if let Some(n) = super::kept_ranges::write_kept(d, inputs, ranges, out, threads)? {
             if let Some(o) = t.output {
                 o.commit()?;
             }
@@ -198,10 +204,11 @@ impl<'a> Pass<'a, '_> {
     /// Record `o`'s fate; an error when the input has more records than the first
     /// pass read.
     fn fate_at(&self, o: usize) -> Result<&'a Fate> {
-        self.d
-            .fates
-            .get(o)
-            .context("input changed between the two passes (more records the second time)")
+        self.d.fates.get(o).ok_or_else(|| {
+            Error::InputChanged(
+                "input changed between the two passes (more records the second time)".into(),
+            )
+        })
     }
 
     /// The fates of the next `n` records, or an error naming the input that grew.
@@ -276,7 +283,7 @@ impl<'a> Pass<'a, '_> {
                 id.map(String::as_str),
                 reason,
             );
-            serde_json::to_writer(&mut *r, &line)?;
+            serde_json::to_writer(&mut *r, &line).map_err(|e| Error::output("rejects", e))?;
             r.write_all(b"\n")?;
             *self.counts.rejects.get_or_insert(0) += 1;
         }
@@ -295,8 +302,7 @@ impl<'a> Pass<'a, '_> {
                 );
             }
             let o = self.ordinal;
-            self.annotated_line(o, |n| n.standalone(&input.name, 0))
-                .with_context(|| format!("{} cannot be read", input.name))?;
+            self.annotated_line(o, |n| n.standalone(&input.name, 0))?;
             self.reject(o, input, 0, None)?;
             self.ordinal += 1;
             return Ok(());
@@ -345,7 +351,9 @@ impl<'a> Pass<'a, '_> {
             .iter()
             .map(|f| Some(matches!(f, Fate::Kept)))
             .collect();
-        self.kept_batch(&arrow::compute::filter_record_batch(b, &mask)?)?;
+        self.kept_batch(
+            &arrow::compute::filter_record_batch(b, &mask).map_err(|e| Error::output("kept", e))?,
+        )?;
         if let Some(a) = self.t.annotate.as_mut() {
             let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
             let ns = self.notes.run(self.ordinal, &reasons);
@@ -369,12 +377,14 @@ impl<'a> Pass<'a, '_> {
     ) -> Result<()> {
         let fates = self.fates(n, input)?;
         if !fates.iter().all(|f| matches!(f, Fate::Rejected { .. })) {
-            bail!(
-                "{}: rows from {first_row} cannot be decoded with all their columns \
-                 (the first pass read the fields' columns only): the file is \
-                 damaged outside them",
-                input.name
-            );
+            return Err(Error::Corrupt {
+                path: input.path.clone(),
+                reason: format!(
+                    "rows from {first_row} cannot be decoded with all their columns \
+                     (the first pass read the fields' columns only): the file is \
+                     damaged outside them"
+                ),
+            });
         }
         if let Some(a) = self.t.annotate.as_mut() {
             let reasons: Vec<Option<String>> = fates.iter().map(reason_of).collect();
@@ -423,19 +433,20 @@ impl<'a> Pass<'a, '_> {
     /// A WARC or directory input: its records parsed again, a kept one written as the
     /// JSON of its document.
     fn parsed(&mut self, input: &Input, fields: &Fields, max_record: usize) -> Result<()> {
-        let reader = Reader::new(vec![input.clone()], fields.clone(), false, true)
+        let reader = Reader::new(vec![input.clone()], fields.clone())
+            .keep_raw(true)
             .max_record_bytes(max_record);
         for rec in reader {
             let rec = rec?;
             let o = self.ordinal;
             let f = self.fate_at(o)?;
-            let doc = || match &rec.doc {
-                Some(Ok(doc)) => Some(crate::doc_json(doc)),
+            let doc = || match rec.doc() {
+                Some(Ok(doc)) => Some(doc.to_json()),
                 _ => None,
             };
             if matches!(f, Fate::Kept) {
                 let bytes = match doc() {
-                    Some(v) => serde_json::to_vec(&v)?,
+                    Some(v) => serde_json::to_vec(&v).map_err(|e| Error::output("annotate", e))?,
                     None => Vec::new(),
                 };
                 self.kept_line(&bytes)?;

@@ -3,13 +3,14 @@
 //! written down once and checked by the compiler; the fields of the JSONL lines are in
 //! alphabetical order, the order the files have always had.
 
-use crate::config::{FieldArgs, Params};
-use neardup::cluster::Cluster;
-use neardup::pipeline::Decisions;
-use neardup::pipeline::{Fate, Pair, Stats};
-use neardup::sketch::boilerplate::{BoilerplateConfig, SiteBoilerplate};
-use neardup::{Dedup, Pipeline, RejectReason, SketchConfig};
-use serde::{Deserialize, Serialize};
+use crate::cluster::Cluster;
+use crate::pipeline::Decisions;
+use crate::pipeline::{Fate, Pair, Stats};
+use crate::sketch::boilerplate::{BoilerplateConfig, SiteBoilerplate};
+use crate::{Dedup, Pipeline, RejectReason, SketchConfig};
+use serde::Serialize;
+
+pub mod html;
 
 /// The version of the report's schema; bumped whenever a field changes meaning or goes.
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -42,15 +43,7 @@ pub struct Report<'a> {
 }
 
 /// The settings a run was given, as `dedup`'s flags name them.
-#[derive(Serialize, Deserialize)]
-pub struct Settings {
-    /// `--format`, when given.
-    pub format: Option<neardup::io::Format>,
-    /// The record fields.
-    pub fields: FieldArgs,
-    /// The algorithm's flags (unset ones are null: the preset's value).
-    pub params: Params,
-}
+pub use crate::settings::RunSettings as Settings;
 
 /// The settings of a run.
 #[derive(Serialize)]
@@ -179,7 +172,6 @@ impl<'a> InputCount<'a> {
                 Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
                 Fate::NearDuplicate { .. } => c.near_duplicates += 1,
                 Fate::Rejected { .. } => c.rejected += 1,
-                _ => {}
             }
         }
         c
@@ -243,7 +235,7 @@ impl<'a> Report<'a> {
             accounting: Accounting::of(d, s.read, vec![one], [None; 3]),
             stats: s,
             boilerplate: None,
-            peak_memory_bytes: neardup::pipeline::peak_memory_bytes(),
+            peak_memory_bytes: crate::pipeline::peak_memory_bytes(),
             decisions: &d.decisions,
             settings,
         }

@@ -16,14 +16,13 @@
 //! bounded by the sample, not the corpus.
 
 use super::{bars, diff, esc, figure, head, tail, MAX_TERMS};
-use crate::kept_ranges::Ranges;
-use anyhow::{bail, Context, Result};
-use neardup::eval::Scorer;
-use neardup::io::{Fields, Input, Reader};
-use neardup::pipeline::{Decisions, Fate, PairKind};
-use neardup::sketch::Analysis;
-use neardup::verify::PairClass;
-use neardup::{Dedup, Document, Pipeline};
+use crate::error::{Error, Result};
+use crate::eval::Scorer;
+use crate::io::{Fields, Input, Reader};
+use crate::pipeline::{Decisions, Fate, PairKind};
+use crate::sketch::Analysis;
+use crate::verify::PairClass;
+use crate::{Dedup, Document, Pipeline};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -178,14 +177,12 @@ impl Facts {
         for_lines(clusters, |v, _| {
             let members = v["members"]
                 .as_array()
-                .context("no `members` array")?
+                .ok_or("no `members` array")?
                 .iter()
                 .map(|m| m.as_str().map(|s| index.add(s.to_string())))
                 .collect::<Option<Vec<u32>>>()
-                .context("a member that is not a string")?;
-            let rep = v["representative"]
-                .as_str()
-                .context("no `representative`")?;
+                .ok_or("a member that is not a string")?;
+            let rep = v["representative"].as_str().ok_or("no `representative`")?;
             out.push(ClusterFact {
                 members,
                 representative: index.add(rep.to_string()),
@@ -203,14 +200,14 @@ impl Facts {
         if let Some(path) = pairs {
             for_lines(path, |v, _| {
                 let (a, b) = (v["a"].as_str(), v["b"].as_str());
-                let (a, b) = (a.context("no `a`")?, b.context("no `b`")?);
+                let (a, b) = (a.ok_or("no `a`")?, b.ok_or("no `b`")?);
                 let kind = match v["kind"].as_str() {
                     Some("exact") => PairKind::Exact,
                     Some("high_recall") => PairKind::HighRecall,
                     Some("near") => PairKind::Near,
-                    other => bail!("unknown pair kind {other:?}"),
+                    other => return Err(format!("unknown pair kind {other:?}")),
                 };
-                let agreement = v["charikar_agreement"].as_u64().context("no agreement")?;
+                let agreement = v["charikar_agreement"].as_u64().ok_or("no agreement")?;
                 if let (Some(&a), Some(&b)) = (index.of.get(a), index.of.get(b)) {
                     let f = PairFact {
                         kind,
@@ -225,8 +222,8 @@ impl Facts {
         if let Some(path) = rejects {
             let mut t = RejectTally::new();
             for_lines(path, |v, _| {
-                let code = v["code"].as_str().context("no `code`")?;
-                let record = v["record"].as_u64().context("no `record`")?;
+                let code = v["code"].as_str().ok_or("no `code`")?;
+                let record = v["record"].as_u64().ok_or("no `record`")?;
                 let reason = v["reason"].as_str().unwrap_or_default().to_string();
                 tally(&mut t, code, record, reason);
                 Ok(())
@@ -272,17 +269,24 @@ impl Facts {
 
 /// Calls `f` with each JSON line of `path` and its line number; an error names the
 /// file and the line.
-fn for_lines(path: &Path, mut f: impl FnMut(Value, u64) -> Result<()>) -> Result<()> {
-    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+fn for_lines(
+    path: &Path,
+    mut f: impl FnMut(Value, u64) -> std::result::Result<(), String>,
+) -> Result<()> {
+    let corrupt = |reason: String| Error::Corrupt {
+        path: path.to_owned(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
         let n = n as u64 + 1;
-        let line = line.with_context(|| format!("{}: line {n}", path.display()))?;
+        let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}: line {n}: not JSON", path.display()))?;
-        f(v, n).with_context(|| format!("{}: line {n}", path.display()))?;
+        let v: Value =
+            serde_json::from_str(&line).map_err(|e| corrupt(format!("line {n}: not JSON: {e}")))?;
+        f(v, n).map_err(|e| corrupt(format!("line {n}: {e}")))?;
     }
     Ok(())
 }
@@ -371,15 +375,17 @@ pub fn wanted(f: &Facts, sampled: &[(&'static str, usize)]) -> BTreeSet<u32> {
 
 /// The documents of the records `wanted` names by ordinal (of this run; saved
 /// sketches of an earlier snapshot are not read again), read back from the inputs:
-/// where the first pass noted each record's place (plain JSONL, `ranges`), those
-/// records alone are read; otherwise a second pass over the inputs parses only them.
+/// where the first pass noted each record's place (plain JSONL: `locate` gives a
+/// record's input, byte offset and length by its index in this run, as the job's
+/// `kept_ranges::Ranges::locate` does), those records alone are read; otherwise a
+/// second pass over the inputs parses only them.
 pub fn read_by_ordinal(
     inputs: &[Input],
     fields: &Fields,
     max_record: usize,
     previous: usize,
     wanted: &BTreeSet<u32>,
-    ranges: &Ranges,
+    locate: impl Fn(usize) -> Option<(usize, u64, u32)>,
 ) -> Result<HashMap<u32, Document>> {
     let mut out = HashMap::new();
     if wanted.is_empty() {
@@ -394,7 +400,7 @@ pub fn read_by_ordinal(
             .iter()
             .map(|&o| {
                 let k = (o as usize).checked_sub(previous)?;
-                ranges.locate(k).map(|r| (o, r))
+                locate(k).map(|r| (o, r))
             })
             .collect();
         if let Some(located) = located {
@@ -406,7 +412,7 @@ pub fn read_by_ordinal(
                 let mut buf = vec![0u8; len as usize];
                 files[&input].read_exact_at(&mut buf, start)?;
                 let name = &inputs[input].name;
-                if let Ok(doc) = neardup::io::parse_json_record(&buf, fields, name, 0) {
+                if let Ok(doc) = crate::io::parse_json_record(&buf, fields, name, 0) {
                     out.insert(o, doc);
                 }
             }
@@ -456,10 +462,10 @@ fn for_records(
     inputs: &[Input],
     fields: &Fields,
     max_record: usize,
-    mut f: impl FnMut(usize, neardup::io::RawRecord, &str) -> bool,
+    mut f: impl FnMut(usize, crate::io::RawRecord, &str) -> bool,
 ) -> Result<()> {
     let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let reader = Reader::new(inputs.to_vec(), fields.clone(), false, false)
+    let reader = Reader::new(inputs.to_vec(), fields.clone())
         .defer_parsing(true)
         .max_record_bytes(max_record);
     for (k, rec) in reader.enumerate() {
@@ -523,7 +529,8 @@ impl Page<'_> {
             "<h2>Settings</h2><p>stage one: {} · stage two: {}</p><pre>{}</pre>",
             figure(v, "parameters.stage_one"),
             figure(v, "parameters.stage_two"),
-            esc(&serde_json::to_string_pretty(&v["parameters"])?)
+            esc(&serde_json::to_string_pretty(&v["parameters"])
+                .map_err(|e| Error::output("report", e))?)
         );
         h.push_str(&tail());
         Ok(h)

@@ -2,8 +2,8 @@
 //! precision–recall curves, and each algorithm's errors side by side.
 
 use super::{diff, esc, figure, head, tail, MAX_TERMS};
-use anyhow::Result;
-use neardup::Pipeline;
+use crate::error::Result;
+use crate::Pipeline;
 use std::fmt::Write as _;
 
 /// Pairs shown per algorithm and kind of error on the eval page.
@@ -15,12 +15,12 @@ pub const EVAL_EXAMPLES: usize = 8;
 /// two texts side by side as a word diff of their terms with its measures.
 pub fn eval_page(
     pipeline: &Pipeline,
-    report: &neardup::eval::EvalReport,
-    pairs: &[neardup::eval::LabelledPair],
-    scores: &[neardup::eval::PairScores],
+    report: &crate::eval::EvalReport,
+    pairs: &[crate::eval::LabelledPair],
+    scores: &[crate::eval::PairScores],
     positive_min: f64,
 ) -> Result<String> {
-    let v = serde_json::to_value(report)?;
+    let v = serde_json::to_value(report).map_err(|e| crate::Error::output("eval report", e))?;
     let mut h = head("neardup eval");
     let _ = write!(
         h,
@@ -29,33 +29,14 @@ pub fn eval_page(
         figure(&v, "positives"),
         figure(&v, "negatives")
     );
-    h.push_str("<h2>Algorithms</h2><table id=\"algorithms\"><tr><th>algorithm</th><th>TP</th><th>FP</th><th>FN</th><th>TN</th><th>precision</th><th>recall</th><th>F1</th><th>best F1 (threshold)</th></tr>");
-    for (i, a) in report.algorithms.iter().enumerate() {
-        let f = |k: &str| figure(&v, &format!("algorithms.{i}.{k}"));
-        let best = a.best.as_ref().map_or("–".to_string(), |b| {
-            format!("{:.3} (≥ {})", b.f1, b.threshold)
-        });
-        let _ = write!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&a.name),
-            f("tp"),
-            f("fp"),
-            f("fn"),
-            f("tn"),
-            f("precision"),
-            f("recall"),
-            f("f1"),
-            esc(&best)
-        );
-    }
+    algorithms_table(&mut h, report, &v);
     h.push_str("</table>");
     if report.algorithms.iter().any(|a| a.sweep.is_some()) {
         h.push_str("<h2>Precision and recall at every threshold</h2>");
         h.push_str(&report.plot());
     }
     let tok = pipeline.sketcher().tokenizer();
-    let terms = |d: &neardup::Document| {
+    let terms = |d: &crate::Document| {
         let mut t = tok.terms(&d.body, d.url.as_deref());
         t.truncate(MAX_TERMS);
         t
@@ -96,4 +77,28 @@ pub fn eval_page(
     }
     h.push_str(&tail());
     Ok(h)
+}
+
+/// The table of the algorithms' figures, each marked with its path in the report.
+fn algorithms_table(h: &mut String, report: &crate::eval::EvalReport, v: &serde_json::Value) {
+    h.push_str("<h2>Algorithms</h2><table id=\"algorithms\"><tr><th>algorithm</th><th>TP</th><th>FP</th><th>FN</th><th>TN</th><th>precision</th><th>recall</th><th>F1</th><th>best F1 (threshold)</th></tr>");
+    for (i, a) in report.algorithms.iter().enumerate() {
+        let f = |k: &str| figure(v, &format!("algorithms.{i}.{k}"));
+        let best = a.best.as_ref().map_or("–".to_string(), |b| {
+            format!("{:.3} (≥ {})", b.f1, b.threshold)
+        });
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&a.name),
+            f("tp"),
+            f("fp"),
+            f("fn"),
+            f("tn"),
+            f("precision"),
+            f("recall"),
+            f("f1"),
+            esc(&best)
+        );
+    }
 }
