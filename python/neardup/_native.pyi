@@ -220,6 +220,10 @@ class Pipeline:
     def describe(self) -> tuple[str, str]:
         """`(stage one, stage two)`: what the pipeline computes, in words."""
         ...
+    def _run_settings(self, format: Optional[str] = None) -> str:
+        """What a report keeps of this pipeline's settings, as JSON (`report.json`'s
+        `settings`)."""
+        ...
     @property
     def sketch_config(self) -> dict[str, Any]:
         """The sketch settings (shingle size, min-values, supershingles, bits, seed, …) as

@@ -268,6 +268,19 @@ impl Pipeline {
         format!("neardup.Pipeline({})", self.description)
     }
 
+    /// What a report keeps of this pipeline's settings, as JSON (`report.json`'s
+    /// `settings`: the input format when given, the record fields and the algorithm's
+    /// settings, from which `neardup report` makes the pipeline again).
+    #[pyo3(signature = (format=None))]
+    fn _run_settings(&self, format: Option<&str>) -> PyResult<String> {
+        let mut s = self.made(None).settings;
+        s.format = format
+            .map(str::parse::<neardup::io::Format>)
+            .transpose()
+            .map_err(crate::to_py_err)?;
+        serde_json::to_string(&s).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
     /// `(stage one, stage two)`: what the pipeline computes, in words.
     fn describe(&self) -> PyResult<(String, String)> {
         Ok(self.pipeline()?.describe())

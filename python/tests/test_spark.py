@@ -377,16 +377,18 @@ def two_shards(tmp_path):
     return [a, b]
 
 
+def sample_section(page: str) -> str:
+    """The page's sample of clusters (its texts, measures and diffs)."""
+    start = page.index("<h2>A sample of clusters")
+    return page[start:page.index("<h2>Settings", start)]
+
+
 def without_timings(report):
-    """The report but for timings, the engine, and what the Spark job does not report
-    yet: stage two's decision histograms and the settings `neardup report` rebuilds a
-    run from (the CLI's report has them; `neardup report` refuses a Spark report)."""
+    """The report but for timings and the engine (the Spark job's own)."""
     r = json.loads(json.dumps(report))
     r["stats"].pop("seconds")
     r.pop("peak_memory_bytes")
     r.pop("engine", None)
-    r.pop("decisions", None)
-    r.pop("settings", None)
     return r
 
 
@@ -413,7 +415,7 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, 
     cli_out.mkdir()
     subprocess.run([cli, "dedup", *names, "-q", "-o", cli_out / "kept.jsonl", "--rejects", cli_out / "rejects.jsonl",
                     "--clusters", cli_out / "clusters.jsonl", "--pairs", cli_out / "pairs.jsonl",
-                    "--report", cli_out / "report.json", *flags], check=True)
+                    "--report", cli_out / "report.json", "--html", cli_out / "page.html", *flags], check=True)
     sp = tmp_path / "spark"
     rep = nds.run(spark, names, output=str(sp / "kept"), rejects=str(sp / "rejects"),
                   clusters=str(sp / "clusters"), pairs=str(sp / "pairs"),
@@ -439,6 +441,13 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, 
     assert nds.read_report(spark, str(sp / "report.json")) == rep
     assert rep["stats"]["candidates"]["big_buckets"] > 0
     assert rep["accounting"]["holds"]
+    # The report keeps the run's settings: `neardup report` makes the Spark run's page,
+    # whose sample of clusters is the CLI's.
+    subprocess.run([cli, "report", *names, "--report", parts("report.json")[0],
+                    "--clusters", parts("clusters")[0], "--pairs", parts("pairs")[0],
+                    "--rejects", parts("rejects")[0], "--html", tmp_path / "spark-page.html"], check=True)
+    assert sample_section((tmp_path / "spark-page.html").read_text(encoding="utf-8")) == \
+        sample_section((cli_out / "page.html").read_text(encoding="utf-8"))
     splits = nds.read_inputs(spark, names).select("_nd_file", "_nd_block", nds.INPUT).distinct().count()
     assert splits == (2 if split_bytes is None else sum(-(-p.stat().st_size // split_bytes) for p in shards)), splits
     spark.conf.unset("spark.sql.files.maxPartitionBytes")

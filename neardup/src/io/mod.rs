@@ -21,6 +21,7 @@ mod counter;
 mod dir;
 mod flat_json;
 mod jsonl;
+mod mapped;
 pub mod parquet;
 mod read_ahead;
 pub mod shards;
@@ -28,7 +29,8 @@ mod warc;
 
 pub use compression::{Compression, Encoder, GzipMembers, GZIP_MEMBER_BYTES};
 pub use counter::ReadCounter;
-pub use jsonl::{parse_general, parse_json_record, JsonlLine, JsonlLines, Mapped, RELEASE_BEHIND};
+pub use jsonl::{parse_general, parse_json_record, JsonlLine, JsonlLines, RELEASE_BEHIND};
+pub use mapped::Mapped;
 pub use read_ahead::ReadAhead;
 pub use warc::parse_warc;
 

@@ -14,7 +14,7 @@
 //! its temporary file.
 //!
 //! A replaced file is synced to its device before the rename, so a committed file
-//! survives a power loss whole. It is written through [`Behind`]: full buffers are
+//! survives a power loss whole. It is written through `persist::behind`'s `Behind`: full buffers are
 //! copied into the file by a thread of its own while the caller goes on, and on Linux
 //! the disk writes start while the file is still being written (every [`WRITE_BEHIND`]
 //! bytes, without waiting), so the sync at commit waits for the last stretch only.

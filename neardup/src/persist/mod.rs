@@ -2,14 +2,14 @@
 //!
 //! * [`atomic`]: output files that are wholly written or not at all (and devices,
 //!   FIFOs and symbolic links handled as users expect).
-//! * [`behind`]: the buffered writer behind them, whose buffers a thread of its own
+//! * `behind` (crate-private): the buffered writer behind them, whose buffers a thread of its own
 //!   writes to the file.
 //! * [`container`]: the one file format every saved file uses (magic, version, JSON
 //!   header, records, CRC-32, end marker).
 //! * [`sketches`]: saved sketch files for incremental runs.
 
 pub mod atomic;
-pub mod behind;
+pub(crate) mod behind;
 pub mod container;
 pub mod sketches;
 

@@ -64,7 +64,7 @@ pub use decisions::{ClassDecisions, Decisions};
 pub use memory::peak_memory_bytes;
 pub use mirrors::MirrorPair;
 use rayon::prelude::*;
-pub use result::{Dedup, Fate, Pair, PairKind, Stats, Timings};
+pub use result::{Dedup, Fate, FateCounts, Pair, PairKind, Stats, Timings};
 use roaring::RoaringBitmap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -293,18 +293,18 @@ fn exact_pass(
 /// The fate tally of this snapshot's records (from `old` on) and the pairs' site
 /// classes, into `stats`; the kept records as a bitmap.
 fn tally(fates: &[Fate], old: usize, pairs: &[Pair], stats: &mut Stats) -> RoaringBitmap {
-    let mut kept = RoaringBitmap::new();
-    for (i, f) in fates.iter().enumerate().skip(old) {
-        match f {
-            Fate::Kept => {
-                kept.insert(i as u32);
-                stats.kept += 1;
-            }
-            Fate::ExactDuplicate { .. } => stats.exact_duplicates += 1,
-            Fate::NearDuplicate { .. } => stats.near_duplicates += 1,
-            Fate::Rejected { .. } => stats.rejected += 1,
-        }
-    }
+    let new = &fates[old.min(fates.len())..];
+    let c = FateCounts::of(new);
+    stats.kept += c.kept;
+    stats.exact_duplicates += c.exact_duplicates;
+    stats.near_duplicates += c.near_duplicates;
+    stats.rejected += c.rejected;
+    let kept = RoaringBitmap::from_sorted_iter(
+        (old..fates.len())
+            .filter(|&i| matches!(fates[i], Fate::Kept))
+            .map(|i| i as u32),
+    )
+    .expect("ordinals in order");
     for p in pairs {
         match p.class {
             PairClass::SameSite => stats.same_site_pairs += 1,

@@ -76,6 +76,36 @@ pub struct Pair {
     pub class: PairClass,
 }
 
+/// Records by fate: the one tally of fates (the run's statistics, its reconciliation
+/// and the report's per-input counts all count with it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FateCounts {
+    /// Kept.
+    pub kept: u64,
+    /// Dropped as exact duplicates.
+    pub exact_duplicates: u64,
+    /// Dropped as near duplicates.
+    pub near_duplicates: u64,
+    /// Rejected.
+    pub rejected: u64,
+}
+
+impl FateCounts {
+    /// The fates of `fates`, counted.
+    pub fn of(fates: &[Fate]) -> FateCounts {
+        let mut c = FateCounts::default();
+        for f in fates {
+            match f {
+                Fate::Kept => c.kept += 1,
+                Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
+                Fate::NearDuplicate { .. } => c.near_duplicates += 1,
+                Fate::Rejected { .. } => c.rejected += 1,
+            }
+        }
+        c
+    }
+}
+
 /// Counters and timings of a run.
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
@@ -197,29 +227,23 @@ impl Dedup {
                 new.len()
             ));
         }
-        let (mut kept, mut exact, mut near, mut rejected) = (0u64, 0u64, 0u64, 0u64);
         for (i, f) in new.iter().enumerate() {
             let ordinal = (self.previous + i) as u32;
             match f {
-                Fate::Kept => {
-                    kept += 1;
-                    if !self.kept.contains(ordinal) {
-                        return fail(format!("record {ordinal} is kept but not in the kept set"));
-                    }
+                Fate::Kept if !self.kept.contains(ordinal) => {
+                    return fail(format!("record {ordinal} is kept but not in the kept set"));
                 }
-                Fate::ExactDuplicate { of } | Fate::NearDuplicate { of } => {
-                    if matches!(f, Fate::ExactDuplicate { .. }) {
-                        exact += 1;
-                    } else {
-                        near += 1;
-                    }
-                    if *of == ordinal || *of as usize >= self.fates.len() {
-                        return fail(format!("record {ordinal} is a duplicate of {of}"));
-                    }
+                Fate::ExactDuplicate { of } | Fate::NearDuplicate { of }
+                    if *of == ordinal || *of as usize >= self.fates.len() =>
+                {
+                    return fail(format!("record {ordinal} is a duplicate of {of}"));
                 }
-                Fate::Rejected { .. } => rejected += 1,
+                _ => {}
             }
         }
+        let c = FateCounts::of(new);
+        let (kept, exact, near, rejected) =
+            (c.kept, c.exact_duplicates, c.near_duplicates, c.rejected);
         let counted = (kept, exact, near, rejected);
         let stated = (s.kept, s.exact_duplicates, s.near_duplicates, s.rejected);
         if counted != stated || s.read != records_read || kept != self.kept.len() {

@@ -5,7 +5,7 @@
 
 use crate::cluster::Cluster;
 use crate::pipeline::Decisions;
-use crate::pipeline::{Fate, Pair, Stats};
+use crate::pipeline::{Fate, FateCounts, Pair, Stats};
 use crate::sketch::boilerplate::{BoilerplateConfig, SiteBoilerplate};
 use crate::{Dedup, Pipeline, RejectReason, SketchConfig};
 use serde::Serialize;
@@ -156,25 +156,17 @@ impl<'a> InputCount<'a> {
         fates: &[Fate],
         kept_written: Option<u64>,
     ) -> Self {
-        let mut c = InputCount {
+        let c = FateCounts::of(fates);
+        InputCount {
             input,
             records,
             bytes,
-            kept: 0,
-            exact_duplicates: 0,
-            near_duplicates: 0,
-            rejected: 0,
+            kept: c.kept,
+            exact_duplicates: c.exact_duplicates,
+            near_duplicates: c.near_duplicates,
+            rejected: c.rejected,
             kept_written,
-        };
-        for f in fates {
-            match f {
-                Fate::Kept => c.kept += 1,
-                Fate::ExactDuplicate { .. } => c.exact_duplicates += 1,
-                Fate::NearDuplicate { .. } => c.near_duplicates += 1,
-                Fate::Rejected { .. } => c.rejected += 1,
-            }
         }
-        c
     }
 
     /// Whether its fates add up to its records, and its own file (if any) holds its

@@ -191,7 +191,8 @@ def run(spark, inputs: List[str], output: Optional[str] = None, clusters: Option
                   "bytes": counted.get(name, {}).get("bytes", 0) if json_input else size}
                  for name, size in files]
     rep = report(r, per_input, dict(settings, **fields), kept_written, rejects_written,
-                 seconds=time.perf_counter() - start)
+                 seconds=time.perf_counter() - start,
+                 input_format={"json": "jsonl", "parquet": "parquet"}.get(input_format or ""))
     r.unpersist()
     if report_path:
         write_report(spark, rep, report_path, overwrite)

@@ -338,9 +338,10 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # Stage two: the verdict on the two sketches.
     side = lambda s: sk.select(F.col(ORD).alias(s), *[F.col(c).alias(f"{s}_{c}") for c in SKETCH_COLUMNS])  # noqa: E731
     joined = cand.union(exact_pairs).join(side("a"), "a").join(side("b"), "b")
-    judged = joined.mapInArrow(verifier(params, on_task), VERDICT_SCHEMA)
-    pairs_ord = keep(judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate"))
-    stage("stage two: verdicts", pairs_ord)
+    # Kept whole (rejected candidates too): the report's decision histograms read it.
+    judged = keep(joined.mapInArrow(verifier(params, on_task), VERDICT_SCHEMA))
+    stage("stage two: verdicts", judged)
+    pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate")
     labels, rounds = components(pairs_ord.where(F.col("kind") == "near"))
     stage(f"clusters: connected components ({rounds} rounds)", labels)
     kept_fates, fates = _fates(sk, labels, old)
@@ -410,7 +411,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
     parts = {"sk": sk, "active": active, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "shared": shared, "candidates": cand,
-             "pairs_ord": pairs_ord, "old": old, "rounds": rounds, "cluster_sizes": sizes}
+             "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "cluster_sizes": sizes}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
-                      _parts=parts, _cached=[sk, shared, cand, pairs_ord, kept_fates])
+                      _parts=parts, _cached=[sk, shared, cand, judged, kept_fates])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Optional
 
 import neardup
@@ -9,9 +10,31 @@ import neardup
 from .session import conf
 
 
+def decisions(r, charikar_bits: int, supershingles: int) -> Dict[str, Any]:
+    """Stage two's decisions as the CLI's report has them: per class of pair, the
+    candidates accepted and rejected at each Charikar agreement and at each count of
+    shared supershingles (two aggregations on the executors; the driver gets at most a
+    row per class, verdict and value)."""
+    from pyspark.sql import functions as F
+
+    judged = r._parts["judged"].where(F.col("kind") == "near")
+    classes = {"same": "same_site", "cross": "cross_site", "unknown": "unknown_site"}
+    out: Dict[str, Any] = {"charikar_bits": charikar_bits, "supershingles": supershingles}
+    for name in classes.values():
+        out[name] = {f"{v}_by_{m}": [0] * ((charikar_bits if m == "agreement" else supershingles) + 1)
+                     for v in ("accepted", "rejected") for m in ("agreement", "shared")}
+    for measure, column, top in (("agreement", "charikar_agreement", charikar_bits),
+                                 ("shared", "shared_supershingles", supershingles)):
+        for row in judged.groupBy("site", "near_duplicate", column).count().collect():
+            verdict = "accepted" if row["near_duplicate"] else "rejected"
+            at = min(int(row[column]), top)
+            out[classes[row["site"]]][f"{verdict}_by_{measure}"][at] += row["count"]
+    return out
+
+
 def report(r, per_input: List[Dict[str, Any]], params: Dict[str, Any],
            kept_written: Optional[int] = None, rejects_written: Optional[int] = None,
-           seconds: Optional[float] = None) -> Dict[str, Any]:
+           seconds: Optional[float] = None, input_format: Optional[str] = None) -> Dict[str, Any]:
     """The run's report in the CLI's shape (``neardup dedup --report``, format version
     1): parameters, the accounting against the inputs' own counts, and
     :meth:`SparkDedup.stats`. ``holds`` is true when every record read is kept, dropped
@@ -57,6 +80,8 @@ def report(r, per_input: List[Dict[str, Any]], params: Dict[str, Any],
                    "components_rounds": (r._parts or {}).get("rounds")},
         "boilerplate": None,
         "peak_memory_bytes": None,
+        "decisions": decisions(r, p.sketch_config["charikar_bits"], p.sketch_config["supershingles"]),
+        "settings": json.loads(p._run_settings(input_format)),
     }
 
 

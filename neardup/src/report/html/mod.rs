@@ -158,7 +158,11 @@ fn bars(
         h + 18.0,
         esc(x_label)
     );
-    let _ = write!(svg, "<div class=\"legend\">{}</div></figure>", legend(series));
+    let _ = write!(
+        svg,
+        "<div class=\"legend\">{}</div></figure>",
+        legend(series)
+    );
     svg
 }
 
