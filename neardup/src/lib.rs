@@ -37,6 +37,9 @@
 //! | stage two, the verdict | [`verify`] | the one [`Rule`](verify::Rule): filter per class of pair, sites |
 //! | clusters | [`cluster`] | union-find, representatives, chaining guard |
 //! | pipeline | [`pipeline`] | the builder wiring the stages, presets, accounting |
+//! | settings | [`settings`] | the one settings struct of every front end (flags, TOML, Python, Spark) and the table of them |
+//! | a run over files | [`job`] | [`job::Job`]: inputs read ahead, both passes, outputs written, accounting checked, sketches saved |
+//! | what a user reads | [`report`] | the report's schema and its HTML pages |
 //! | saved files | [`persist`] | atomic outputs, saved sketches for incremental runs |
 //! | simhash index | [`index`] | Manku's permuted sorted tables, online and batch |
 //! | online dedup | [`online`] | [`Deduper`]: one record at a time against everything seen, with a durable state |
