@@ -218,6 +218,20 @@ impl Job {
         Ok(done)
     }
 
+    /// The inputs' names, by index (a record's `position.input`).
+    fn input_names(&self) -> Vec<String> {
+        self.inputs.iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// A reader of the inputs as the passes read them: parsing left to the pipeline's
+    /// workers, records capped at the pipeline's size; `strict` stops at a bad record.
+    fn reader(&self, strict: bool) -> Reader {
+        Reader::new(self.inputs.clone(), self.fields.clone())
+            .strict(strict)
+            .defer_parsing(true)
+            .max_record_bytes(self.pipeline.max_record_bytes())
+    }
+
     /// The boilerplate pass: per-site shingle counts over the inputs, and the seconds it
     /// took; the pipeline takes the boilerplate. Unreadable records are skipped here and
     /// accounted for by the first pass.
@@ -229,15 +243,13 @@ impl Job {
             return Err(Error::Config("boilerplate removal cannot be combined with saved sketches (they were made without this run's boilerplate)".into()));
         }
         let start = std::time::Instant::now();
-        let names: Vec<String> = self.inputs.iter().map(|i| i.name.clone()).collect();
+        let names = self.input_names();
         let fields = &self.fields;
         let parse = |rec: RawRecord| {
             let source = &names[rec.position.input];
             rec.into_document(fields, source)
         };
-        let reader = Reader::new(self.inputs.clone(), fields.clone())
-            .defer_parsing(true)
-            .max_record_bytes(self.pipeline.max_record_bytes());
+        let reader = self.reader(false);
         let b = Arc::new(self.pipeline.learn_boilerplate(
             reader.map_while(|r| r.ok()),
             parse,
@@ -251,16 +263,13 @@ impl Job {
     /// sketches of an earlier snapshot, if any), stopped by the first fatal error; the
     /// result reconciled with the reader's count.
     fn first_pass(&self) -> Result<FirstPass> {
-        let names: Vec<String> = self.inputs.iter().map(|i| i.name.clone()).collect();
+        let names = self.input_names();
         let fields = &self.fields;
         let parse = |rec: RawRecord| {
             let source = &names[rec.position.input];
             rec.into_document(fields, source)
         };
-        let reader = Reader::new(self.inputs.clone(), fields.clone())
-            .strict(self.strict)
-            .defer_parsing(true)
-            .max_record_bytes(self.pipeline.max_record_bytes());
+        let reader = self.reader(self.strict);
         // What the reader produced, counted by the reader: the reference of the accounting.
         let counter = reader.counter();
         // Uncompressed JSONL files are split into lines by the pipeline's workers as they
