@@ -19,7 +19,8 @@ Quick start::
     annotated = neardup.Pipeline().annotate(df)   # + neardup_fate, _of, _cluster, _reason
 
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
-``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets), ``verify_pairs``. The simhash index: ``SimhashIndex`` and
+``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets), ``verify_pairs``,
+``components_batch`` (connected components of a graph's edges). The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
 that survives restarts; ``with Deduper(state=...) as d:`` closes it at the end).
@@ -40,6 +41,7 @@ from ._native import (
     SimhashIndex,
     bucket_pairs,
     bucket_pairs_batch,
+    components_batch,
     evaluate_pairs,
     pair,
     simhash_all_pairs,
@@ -60,6 +62,7 @@ __all__ = [
     "SimhashIndex",
     "bucket_pairs",
     "bucket_pairs_batch",
+    "components_batch",
     "dedup_file",
     "evaluate_pairs",
     "pair",

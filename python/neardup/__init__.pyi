@@ -16,6 +16,7 @@ from ._native import (
     DEFAULT_MAX_BUCKET as DEFAULT_MAX_BUCKET,
     bucket_pairs as bucket_pairs,
     bucket_pairs_batch as bucket_pairs_batch,
+    components_batch as components_batch,
     evaluate_pairs as evaluate_pairs,
     pair as pair,
     simhash_all_pairs as simhash_all_pairs,

@@ -550,6 +550,12 @@ def bucket_pairs_batch(batch: Any, column: Optional[str] = None, max_bucket: Opt
     paired as `bucket_pairs` pairs it; a null row is an empty bucket. A batch of `a`,
     `b` (int64, `a < b`), the buckets' pairs in row order."""
     ...
+def components_batch(edges: Any) -> pa.RecordBatch:
+    """Connected components of a graph given by its edges: the int64 columns `a` and
+    `b` of `edges` (anything with `__arrow_c_stream__`). A batch of `node`, `label`
+    (int64): every node of an edge once, ascending, with the smallest node of its
+    component. A null node is an error."""
+    ...
 # <generated verify_pairs>
 def verify_pairs(
     a: Any,

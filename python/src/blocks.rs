@@ -16,6 +16,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use arrow::pyarrow::ToPyArrow;
 use neardup::candidates::{bucket_pairs_of, BucketLimits, Supershingles};
+use neardup::cluster::UnionFind;
 use neardup::io::batch::visit_batch;
 use neardup::io::parse_json_record;
 use neardup::sketch::broder::shared_supershingles;
@@ -440,6 +441,75 @@ pub fn bucket_pairs_batch<'py>(
             Field::new("b", DataType::Int64, false),
         ]));
         let cols: Vec<ArrayRef> = vec![Arc::new(a.finish()), Arc::new(b.finish())];
+        RecordBatch::try_new(schema, cols).map_err(arrow_err)
+    })?;
+    out.to_pyarrow(py)
+}
+
+/// Connected components of a graph given by its edges, for engines that gather a
+/// small graph into one task (`mapInArrow` after `repartition(1)`): the int64 columns
+/// `a` and `b` of the batches (anything with `__arrow_c_stream__`: a `pyarrow.Table`, a
+/// `RecordBatchReader`, …) are the edges. Returns a batch of `node`, `label` (int64):
+/// every node of an edge once, in ascending order, with the smallest node of its
+/// component. Union-find (`neardup::cluster::UnionFind`) over the nodes numbered
+/// densely, with the GIL released; the answer depends on the edges alone, not on
+/// their order. A null node is an error.
+#[pyfunction]
+pub fn components_batch<'py>(
+    py: Python<'py>,
+    edges: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let reader = arrow_stream(edges)?;
+    let out = without_gil(py, move || {
+        let mut pairs: Vec<(i64, i64)> = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(arrow_err)?;
+            let column = |name: &str| {
+                batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_primitive_opt::<Int64Type>())
+                    .filter(|c| c.null_count() == 0)
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "components_batch: the edges need an int64 column {name:?} without nulls"
+                        ))
+                    })
+            };
+            let (a, b) = (column("a")?, column("b")?);
+            pairs.extend(a.values().iter().copied().zip(b.values().iter().copied()));
+        }
+        let mut nodes: Vec<i64> = pairs.iter().flat_map(|&(x, y)| [x, y]).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        if nodes.len() >= u32::MAX as usize {
+            return Err(PyValueError::new_err(format!(
+                "components_batch: {} nodes; at most 2^32 - 2 in one call",
+                nodes.len()
+            )));
+        }
+        // Every node of an edge is in `nodes`.
+        let index = |x: i64| nodes.binary_search(&x).unwrap_or_default() as u32;
+        let mut sets = UnionFind::new(nodes.len());
+        for &(x, y) in &pairs {
+            sets.union(index(x), index(y));
+        }
+        // In ascending order, a set's first node is its smallest: its label.
+        const NONE: u32 = u32::MAX;
+        let mut first = vec![NONE; nodes.len()];
+        let (mut node, mut label) = (Int64Builder::new(), Int64Builder::new());
+        for (i, &x) in nodes.iter().enumerate() {
+            let root = sets.find(i as u32) as usize;
+            if first[root] == NONE {
+                first[root] = i as u32;
+            }
+            node.append_value(x);
+            label.append_value(nodes[first[root] as usize]);
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("node", DataType::Int64, false),
+            Field::new("label", DataType::Int64, false),
+        ]));
+        let cols: Vec<ArrayRef> = vec![Arc::new(node.finish()), Arc::new(label.finish())];
         RecordBatch::try_new(schema, cols).map_err(arrow_err)
     })?;
     out.to_pyarrow(py)

@@ -9,7 +9,7 @@
 //! | [`records`] | Python records (dicts, tuples, strings, Arrow batches) → documents |
 //! | [`convert`] | JSON values and Arrow tables → Python objects |
 //! | [`run`] | `Pipeline`, `Dedup` (the result), `Fate`, `Pair`, `dedup_file` |
-//! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `bucket_pairs_batch`, `verify_pairs` |
+//! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `bucket_pairs_batch`, `components_batch`, `verify_pairs` |
 //! | [`measures`] | `pair`, `evaluate_pairs` |
 //! | [`simhash`] | `SimhashIndex`, `simhash_all_pairs` |
 //! | [`online`] | `Deduper`, the online two-stage deduper |
@@ -63,6 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::sketch_batch, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::bucket_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::bucket_pairs_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::components_batch, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::verify_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(measures::pair, m)?)?;
     m.add_function(wrap_pyfunction!(measures::evaluate_pairs, m)?)?;

@@ -3,6 +3,7 @@ kept ids, clusters and pairs."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -222,11 +223,18 @@ def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
         nds.load_sketches(spark, str(tmp_path / "nothing-here"))
 
 
-def test_components_large_star_small_star(spark):
-    """Components of path, star and random graphs against a union-find written here."""
+@pytest.mark.parametrize("one_task", [True, False], ids=["union-find", "rounds"])
+def test_components_large_star_small_star(spark, monkeypatch, one_task):
+    """Components of path, star and random graphs against a union-find written here:
+    gathered into one task (the default for so few edges) and by large-star /
+    small-star rounds (the one-task limit set to -1)."""
     import random
 
     import neardup.spark as nds
+    # (The package's name `components` is the function: the module by its full name.)
+    comp = importlib.import_module("neardup.spark.components")
+    if not one_task:
+        monkeypatch.setattr(comp, "ONE_TASK_EDGES", -1)
 
     rng = random.Random(5)
     edges = [(i, i + 1) for i in range(100, 164)]  # a path of 65 nodes
@@ -255,7 +263,7 @@ def test_components_large_star_small_star(spark):
     labels, rounds = nds.components(df)
     got = {r["node"]: r["label"] for r in labels.collect()}
     assert got == want
-    assert rounds < 20
+    assert rounds == 0 if one_task else 0 < rounds < 20
 
 
 def test_spark_cli_entry_point(cli, corpus, tmp_path):
@@ -520,7 +528,8 @@ def test_spark_config_file_is_read_on_the_driver(spark, cli, corpus, tmp_path):
 
 def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, tmp_path, monkeypatch):
     """Past the broadcast limits (set to -1 here) the repeated ids and exact copies are
-    found by windows over the sketch rows and the kept lines are joined with the
+    found by windows over the sketch rows, stage two joins every sketch, the clusters
+    come from large-star / small-star rounds and the kept lines are joined with the
     input's: the same files as the CLI's, byte for byte."""
     import neardup.spark as nds
     import neardup.spark.job as job
@@ -528,6 +537,7 @@ def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, 
 
     monkeypatch.setattr(job, "BROADCAST_GROUPS", -1)
     monkeypatch.setattr(outputs, "BROADCAST_DROPPED", -1)
+    monkeypatch.setattr(importlib.import_module("neardup.spark.components"), "ONE_TASK_EDGES", -1)
     shards = two_shards(tmp_path)
     # Exact copies (new ids, the same texts) and repeated ids in a third shard.
     rows = read_jsonl(shards[0])[:200:7]

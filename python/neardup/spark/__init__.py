@@ -45,9 +45,11 @@ number the records) reach the driver:
    under the big-bucket rule (:func:`neardup.bucket_pairs` for a bucket of at most
    ``DEFAULT_MAX_BUCKET`` members, a window over a bigger one), each pair once;
 5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
-6. clusters: connected components of the verified pairs by large-star / small-star
-   rounds over DataFrames (:func:`components`, checkpointed every few rounds); the
-   representative is the component's first record (``keep="first"``);
+6. clusters: connected components of the verified pairs (:func:`components`): up to
+   ``ONE_TASK_EDGES`` (2^22) distinct pairs, by union-find in one task
+   (:func:`neardup.components_batch`); past it, by large-star / small-star rounds over
+   DataFrames, checkpointed every few rounds; the representative is the component's
+   first record (``keep="first"``);
 7. fates joined back to the records: read = kept + exact + near + rejected; the kept
    records taken from a second read of the input (as the CLI's second pass does).
 

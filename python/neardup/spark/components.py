@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import neardup
+
 from .session import cut_lineage, keep
+
+ONE_TASK_EDGES = 1 << 22
+"""Up to this many distinct edges (64 MB of them), :func:`components` gathers the
+graph into one task and finds its components by union-find
+(:func:`neardup.components_batch`): a bounded amount, whatever the corpus's size, and
+one job instead of a few per round; past it, large-star / small-star rounds."""
+
+
+def _union_find(batches):
+    """``mapInArrow`` over the whole graph's edges (one partition): its labels."""
+    import pyarrow as pa
+
+    batches = list(batches)
+    if batches:
+        yield neardup.components_batch(pa.Table.from_batches(batches))
 
 
 def components(edges, checkpoint_every: int = 2):
@@ -21,12 +38,16 @@ def components(edges, checkpoint_every: int = 2):
     Connectivity is preserved by both; the rounds stop when the edges form stars
     (no node is both a centre and a leaf, no leaf has two centres), whose centres are
     then their components' minima. ``O(log n)`` rounds; the lineage is cut every
-    ``checkpoint_every`` rounds. Returns ``(labels, rounds)``."""
+    ``checkpoint_every`` rounds. A graph of at most ``ONE_TASK_EDGES`` distinct edges
+    is gathered into one task and labelled by union-find instead (0 rounds). Returns
+    ``(labels, rounds)``."""
     from pyspark.sql import functions as F
 
     a, b = F.col("a"), F.col("b")
     e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
     e = cut_lineage(e)
+    if e.count() <= ONE_TASK_EDGES:
+        return keep(e.repartition(1).mapInArrow(_union_find, "node long, label long")), 0
     rounds = 0
     while True:
         rounds += 1

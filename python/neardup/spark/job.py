@@ -360,7 +360,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     stage("stage two: verdicts", judged)
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate")
     labels, rounds = components(pairs_ord.where(F.col("kind") == "near"))
-    stage(f"clusters: connected components ({rounds} rounds)", labels)
+    stage(f"clusters: connected components ({rounds} rounds)" if rounds else
+          "clusters: connected components (union-find in one task)", labels)
     kept_fates, fates = _fates(sk, labels, old)
     stage("fates joined back", kept_fates)
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
