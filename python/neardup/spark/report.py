@@ -39,7 +39,9 @@ def report(r, per_input: List[Dict[str, Any]], params: Dict[str, Any],
     1): parameters, the accounting against the inputs' own counts, and
     :meth:`SparkDedup.stats`. ``holds`` is true when every record read is kept, dropped
     or rejected, the outputs written agree with the counts, and the clusters' dropped
-    members are the exact and near duplicates."""
+    members are the exact and near duplicates. Beside the CLI's keys, ``engine``: the
+    session's master and ``components_rounds``, the large-star / small-star rounds the
+    clusters took (0 when they were found by union-find in one task)."""
     p = neardup.Pipeline(**params)
     stage_one, stage_two = p.describe()
     c = r.counts
