@@ -19,7 +19,8 @@ Quick start::
     annotated = neardup.Pipeline().annotate(df)   # + neardup_fate, _of, _cluster, _reason
 
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
-``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets), ``verify_pairs``,
+``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets, ``BucketRuns`` for a stream of
+bucket keys sorted by bucket), ``verify_pairs``,
 ``components_batch`` (connected components of a graph's edges). The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
@@ -34,6 +35,7 @@ from . import _native
 from ._native import (
     DEFAULT_BUCKET_WINDOW,
     DEFAULT_MAX_BUCKET,
+    BucketRuns,
     Dedup,
     Deduper,
     Fate,
@@ -54,6 +56,7 @@ __version__: str = _native.__version__
 __all__ = [
     "DEFAULT_BUCKET_WINDOW",
     "DEFAULT_MAX_BUCKET",
+    "BucketRuns",
     "Dedup",
     "Deduper",
     "Fate",

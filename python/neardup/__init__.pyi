@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Literal, Optional, Sequence, TypeVar, Union
 
 from ._native import (
+    BucketRuns as BucketRuns,
     Dedup as Dedup,
     Deduper as Deduper,
     Docs,

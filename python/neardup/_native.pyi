@@ -550,6 +550,26 @@ def bucket_pairs_batch(batch: Any, column: Optional[str] = None, max_bucket: Opt
     paired as `bucket_pairs` pairs it; a null row is an empty bucket. A batch of `a`,
     `b` (int64, `a < b`), the buckets' pairs in row order."""
     ...
+class BucketRuns:
+    """Stage one's candidate pairs from the exploded bucket keys of many records, read
+    as a stream sorted by bucket (partitioned by `(pass, key)`, each partition sorted by
+    `(pass, key, member)`): `push` each batch (int columns `pass`, `key`, `member`; a
+    member is a record's ordinal, repeats ignored), then `finish`. Each returns what is
+    settled so far: rows `a`, `b` (int64, `a < b`) for the pairs of each bucket under
+    the big-bucket rule (`bucket_pairs`' pairs), and per bucket of two members or more
+    a row with `a`, `b` null and `size` its members. Memory is bounded by `max_bucket`,
+    whatever a bucket's size. Rows out of order, or a null, are a `ValueError` naming
+    the row."""
+
+    def __init__(self, max_bucket: Optional[int] = None, window: Optional[int] = None) -> None: ...
+    def push(self, batch: Any) -> pa.RecordBatch:
+        """Reads `batch` (anything with `__arrow_c_stream__`); returns the rows settled
+        so far."""
+        ...
+    def finish(self) -> pa.RecordBatch:
+        """Ends the stream: the last bucket's rows; the object starts afresh."""
+        ...
+
 def components_batch(edges: Any) -> pa.RecordBatch:
     """Connected components of a graph given by its edges: the int64 columns `a` and
     `b` of `edges` (anything with `__arrow_c_stream__`). A batch of `node`, `label`

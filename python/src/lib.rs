@@ -10,12 +10,14 @@
 //! | [`convert`] | JSON values and Arrow tables → Python objects |
 //! | [`run`] | `Pipeline`, `Dedup` (the result), `Fate`, `Pair`, `dedup_file` |
 //! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `bucket_pairs_batch`, `components_batch`, `verify_pairs` |
+//! | [`bucket_runs`] | `BucketRuns`: stage one's pairs from a stream of bucket keys sorted by bucket |
 //! | [`measures`] | `pair`, `evaluate_pairs` |
 //! | [`simhash`] | `SimhashIndex`, `simhash_all_pairs` |
 //! | [`online`] | `Deduper`, the online two-stage deduper |
 #![deny(missing_docs)]
 
 pub mod blocks;
+pub mod bucket_runs;
 pub mod convert;
 pub mod measures;
 pub mod online;
@@ -59,6 +61,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<run::Pair>()?;
     m.add_class::<simhash::SimhashIndex>()?;
     m.add_class::<online::Deduper>()?;
+    m.add_class::<bucket_runs::BucketRuns>()?;
     m.add_function(wrap_pyfunction!(run::dedup_file, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::sketch_batch, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::bucket_pairs, m)?)?;

@@ -7,7 +7,7 @@ all generated here, with `neardup` (and `target/release/neardup`) on the path an
 records, or fingerprint lines to the simhash index). Lines that install or
 build (`cargo …`, `pip …`, `make …`, `cd python && maturin …`) are left out: they are
 what made the binary and this environment. Python blocks run with `df`, `docs`,
-`batch`, `members`, `edges`, `ids`, `fps`, `text_a`, `text_b`, `sk_a`, `sk_b` and
+`batch`, `members`, `edges`, `keyed`, `ids`, `fps`, `text_a`, `text_b`, `sk_a`, `sk_b` and
 `pyarrow` defined. A block that fails fails its test, named by its file and line. The guide's Rust
 examples are doctests of the library (`cargo test`)."""
 
@@ -153,6 +153,7 @@ docs = [{{"id": r["id"], "text": r.get("text") or r.get("html")}} for r in rows]
 batch = df.to_batches()[0]
 members = list(range(10))
 edges = pyarrow.table({{"a": pyarrow.array([1, 2, 7], pyarrow.int64()), "b": pyarrow.array([2, 3, 8], pyarrow.int64())}})
+keyed = pyarrow.table({{"pass": [0, 0, 0, 1], "key": [5, 5, 9, 5], "member": [1, 4, 2, 4]}})
 ids = numpy.arange(len(rows), dtype=numpy.uint64)
 fps = numpy.array([i * 0x9E3779B97F4A7C15 % 2**64 for i in range(len(rows))],
                   dtype=numpy.uint64)

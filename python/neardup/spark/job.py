@@ -90,8 +90,7 @@ class SparkDedup:
         tail = F.when(n - 2 <= w, (n - 2) * (n - 1) / 2).otherwise(w * (w + 1) / 2 + (n - 2 - w) * w)
         enumerated = F.when(n <= neardup.DEFAULT_MAX_BUCKET, n * (n - 1) / 2).otherwise(n - 1 + tail)
         big = n > neardup.DEFAULT_MAX_BUCKET
-        bucket_sizes = p["shared"].groupBy("pass", "key").agg(F.first("n").alias("n"))
-        e, bb, bbm = bucket_sizes.agg(
+        e, bb, bbm = p["buckets"].agg(
             F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
         reported = p["pairs_ord"].where(F.col("b") >= old)
         classes = {r["site"]: r["count"] for r in reported.groupBy("site").count().collect()}
@@ -344,7 +343,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         frame.unpersist()
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, shared = stage_one(active)
+    cand, buckets, runs = stage_one(active)
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
@@ -428,8 +427,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "active": active, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "shared": shared, "candidates": cand,
+    parts = {"sk": sk, "active": active, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "buckets": buckets, "candidates": cand,
              "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "cluster_sizes": sizes}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
-                      _parts=parts, _cached=[sk, shared, cand, named, judged, kept_fates])
+                      _parts=parts, _cached=[sk, runs, cand, named, judged, kept_fates])
