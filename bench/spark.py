@@ -7,14 +7,18 @@ shuffle bytes per document, and the ratio of the whole job to `neardup dedup`.
 
 CORPUS defaults to bench-out/rustdocs-text.jsonl (see bench/python.py); `--synth N`
 benches a generated corpus of about N documents instead (`neardup synth`, written to
-bench-out/synth-N.jsonl once). Two Spark runs on the same session:
+bench-out/synth-N.jsonl once). Two Spark runs on the same session, then a measure of the floor:
 
 * a plain run of the whole job (`neardup.spark.run`: read, sketch, number, dedup,
   write the kept records as JSONL), timed end to end: the figure compared with the
   CLI's whole job (`neardup dedup CORPUS -o kept.jsonl`, release build, best of 3);
 * a clocked run (`StageClock` below, the job's `on_stage` hook): each stage is
   materialized at its end and timed, with the shuffle bytes the driver's monitoring API
-  reports for it.
+  reports for it;
+* Spark's floor (`spark_floor`): the input through Arrow to a Python worker and back,
+  and every line sorted into input order and written — what a Spark job that sketches
+  the records and writes the kept lines in order pays before deduplicating anything
+  (the write as it costs when no line is dropped).
 
 The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
 shuffle partitions from the input's size, unless `--partitions` is given; zstd for
@@ -76,6 +80,29 @@ class StageClock:
         })
         self._shuffle = sh
         self._t = time.perf_counter()
+
+
+def spark_floor(spark, corpus: str, work: Path) -> dict:
+    """What any Spark job over the corpus pays before deduplicating anything, on the same
+    session: the input read and sent through Arrow to a Python worker and back (what
+    sketching cannot avoid), and every line read, sorted into input order and written
+    (what writing the kept lines in order cannot avoid). Seconds, each once."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    def rows(batches):
+        for b in batches:
+            yield pa.RecordBatch.from_pydict({"n": [b.num_rows]})
+
+    out = {}
+    t = time.perf_counter()
+    spark.read.text(corpus).mapInArrow(rows, "n long").agg(F.sum("n")).collect()
+    out["arrow_round_trip_seconds"] = time.perf_counter() - t
+    t = time.perf_counter()
+    (spark.read.text(corpus).orderBy(F.monotonically_increasing_id())
+     .write.text(str(work / "floor-sorted")))
+    out["sort_and_write_seconds"] = time.perf_counter() - t
+    return out
 
 
 def cli_binary() -> Path:
@@ -147,6 +174,7 @@ def main() -> None:
         clocked_kept = [json.loads(l)["id"] for p in sorted((work / "spark-clocked").glob("part-*"))
                         for l in open(p)]
         r.unpersist()
+        floor = spark_floor(spark, str(corpus), work)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -157,7 +185,7 @@ def main() -> None:
         "shuffle_partitions": partitions, "driver_memory": args.driver_memory,
         "accounting_holds": rep["accounting"]["holds"], "cli_seconds": cli_s, "spark_startup_seconds": startup,
         "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "same_kept_ids": same,
-        "kept": len(kept), "stages": clock.stages,
+        "kept": len(kept), "stages": clock.stages, "floor": floor,
     }
     print(f"{corpus.name}: {docs:,} documents, {size / 1e6:.1f} MB, master {args.master}, "
           f"{partitions} shuffle partitions, driver memory {args.driver_memory}")
@@ -170,6 +198,11 @@ def main() -> None:
     print(f"| all stages (clocked run) | {sum(st['seconds'] for st in clock.stages):.1f} | {shuffled / docs:.0f} |")
     print(f"whole job on Spark {total:.1f} s (start-up {startup:.1f} s not included), CLI {cli_s:.2f} s: "
           f"{total / cli_s:.0f}x the CLI's time; same kept ids as the CLI: {same}")
+    least = floor["arrow_round_trip_seconds"] + floor["sort_and_write_seconds"]
+    print(f"Spark's floor on this corpus: the input through Arrow to Python and back "
+          f"{floor['arrow_round_trip_seconds']:.1f} s, every line sorted into input order and written "
+          f"{floor['sort_and_write_seconds']:.1f} s: {least:.1f} s together, {least / cli_s:.1f}x the CLI's "
+          f"whole job before any deduplication")
     name = corpus.stem
     (ROOT / "bench-out").mkdir(exist_ok=True)
     (ROOT / "bench-out" / f"spark-{name}.json").write_text(json.dumps(out, indent=2) + "\n")

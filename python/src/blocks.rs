@@ -343,7 +343,11 @@ impl JsonLines {
 
 /// The big-bucket rule's limits from the keywords (the library's defaults when not
 /// given); a window of 0 is refused, naming the function `who`.
-pub(crate) fn limits(who: &str, max_bucket: Option<usize>, window: Option<usize>) -> PyResult<BucketLimits> {
+pub(crate) fn limits(
+    who: &str,
+    max_bucket: Option<usize>,
+    window: Option<usize>,
+) -> PyResult<BucketLimits> {
     let d = BucketLimits::default();
     let limits = BucketLimits {
         max_bucket: max_bucket.unwrap_or(d.max_bucket),

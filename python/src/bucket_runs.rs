@@ -125,7 +125,9 @@ impl Runs {
             let row = self.rows;
             self.rows += 1;
             if p.is_null(i) || k.is_null(i) || m.is_null(i) {
-                return Err(format!("BucketRuns: row {row} has a null pass, key or member"));
+                return Err(format!(
+                    "BucketRuns: row {row} has a null pass, key or member"
+                ));
             }
             let (bucket, member) = ((p.value(i), k.value(i)), m.value(i));
             match self.bucket {

@@ -41,9 +41,9 @@ number the records) reach the driver:
    order; a DataFrame's own order otherwise), from the cached sketches;
 3. repeated ids rejected (the first record keeps its id), then the exact pre-pass:
    group by exact fingerprint, the first record of each group stays;
-4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, each bucket's pairs
-   under the big-bucket rule (:func:`neardup.bucket_pairs` for a bucket of at most
-   ``DEFAULT_MAX_BUCKET`` members, a window over a bigger one), each pair once;
+4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, sort each partition
+   by bucket, and stream it through :class:`neardup.BucketRuns`: each bucket's pairs
+   under the big-bucket rule, memory bounded whatever a bucket's size; each pair once;
 5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
 6. clusters: connected components of the verified pairs (:func:`components`): up to
    ``ONE_TASK_EDGES`` (2^22) distinct pairs, by union-find in one task
