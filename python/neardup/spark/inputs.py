@@ -101,16 +101,30 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
         # The line's bytes as read (a string function could replace bytes that are not
         # UTF-8, which the parser must see); trailing CRs are the parser's to drop.
         v = F.col("value")
+        line = v.cast("binary")
         blank = v.rlike(_BLANK)
-        crs = F.length(v) - F.length(F.rtrim(v, F.lit("\r")))
-        rows = scan.select(v.cast("binary").alias(JSON_LINE), blank.alias(BLANK),
-                           F.when(blank, 0).otherwise(F.length(v.cast("binary")) - crs).cast("long").alias(BYTES),
-                           *where)
+        # Trailing CRs, counted in bytes (a binary's length is its size; a string's,
+        # its characters, counted by decoding it): looked for only where the line
+        # ends in one, most lines' test a byte's.
+        crs = F.when(v.endswith("\r"), F.length(line) - F.length(F.rtrim(v, F.lit("\r")).cast("binary")))
+        rows = scan.select(line.alias(JSON_LINE), blank.alias(BLANK),
+                           F.when(blank, 0).otherwise(F.length(line) - F.coalesce(crs, F.lit(0))).cast("long")
+                           .alias(BYTES), *where)
     else:
         rows = scan.select("*", F.lit(False).alias(BLANK), F.lit(0).cast("long").alias(BYTES), *where)
     names = spark.createDataFrame([(path, i, name) for i, (name, path, _) in enumerate(files)],
                                   f"_nd_path string, {FILE} int, {INPUT} string")
     return rows.join(F.broadcast(names), "_nd_path").drop("_nd_path")
+
+
+def kept_line():
+    """A JSONL record's line as the CLI writes it kept: unchanged but for trailing CRs
+    (the line is UTF-8, its record parsed). A line is looked at only where it ends in a
+    CR: no scan of the others."""
+    from pyspark.sql import functions as F
+
+    line = F.col(JSON_LINE).cast("string")
+    return F.when(line.endswith("\r"), F.rtrim(line, F.lit("\r"))).otherwise(line)
 
 
 def exists(spark, path: str) -> bool:

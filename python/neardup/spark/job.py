@@ -11,6 +11,7 @@ import neardup
 from .candidates import stage_one
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
 from .components import components
+from .inputs import kept_line
 from .numbering import number
 from .session import cut_lineage, keep
 from .settings import field_names, resolve, site_field, sketch_meta
@@ -392,7 +393,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     kept_keys = fates.where(F.col("fate") == "kept").select(ORD, LINE_ID, "id")
     if json_mode:
         # The kept records are their lines, unchanged.
-        line = F.regexp_replace(F.col(JSON_LINE).cast("string"), "\r+$", "")  # parsed: UTF-8
+        line = kept_line()
         kept = (source.select(LINE_ID, JSON_LINE).join(kept_keys, LINE_ID).orderBy(ORD)
                 .select("id", line.alias("line")))
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from .inputs import exists
+from .inputs import exists, kept_line
 from .session import context
 
 
@@ -65,14 +65,14 @@ def _kept_lines(r):
     """The kept JSONL lines in input order, as one column ``line``."""
     from pyspark.sql import functions as F
 
-    from .columns import BLANK, BLOCK, FILE, JSON_LINE, LINE_ID
+    from .columns import BLANK, BLOCK, FILE, LINE_ID
 
     p = r._parts or {}
     c = r.counts
     dropped = c["exact_duplicates"] + c["near_duplicates"] + c["rejected"]
     if "source" not in p or dropped > BROADCAST_DROPPED:
         return r.kept.select("line")
-    line = F.regexp_replace(F.col(JSON_LINE).cast("string"), "\r+$", "")  # parsed: UTF-8
+    line = kept_line()
     # (file, split start, line id) is input order: the lines are sorted by it, text
     # moved once, by the sort.
     return (p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
