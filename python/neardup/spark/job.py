@@ -81,10 +81,13 @@ class SparkDedup:
         p = self._parts or {}
         old = p["old"]
         sk, w = p["sk"], neardup.DEFAULT_BUCKET_WINDOW
-        bytes_, = sk.where(F.col(ORD) >= old).agg(F.sum("length")).collect()[0]
         exact_groups = p["exact_groups"]
-        # Every key of every active record, and the passes (positions) they were made in.
-        keys, passes = p["active"].agg(F.sum(F.size("keys")), F.max(F.size("keys"))).collect()[0]
+        # The bytes of this snapshot's records; every key of every active record, and
+        # the passes (positions) they were made in: one job.
+        active = F.col("rejected").isNull() & F.col("exact_of").isNull()
+        bytes_, keys, passes = sk.agg(F.sum(F.when(F.col(ORD) >= old, F.col("length"))),
+                                      F.sum(F.when(active, F.size("keys"))),
+                                      F.max(F.when(active, F.size("keys")))).collect()[0]
         keys, passes = int(keys or 0), int(passes or 0)
         n = F.col("n")
         # for_each_bucket_pair's count: all pairs, or the star plus min(w, j) for j < n - 1.
@@ -97,8 +100,13 @@ class SparkDedup:
         classes = {r["site"]: r["count"] for r in reported.groupBy("site").count().collect()}
         size = F.col("size")
         sizes = p["cluster_sizes"]
-        n_clusters, clustered, max_size = sizes.agg(F.count(F.lit(1)), F.sum(size), F.max(size)).collect()[0]
-        bins = sizes.groupBy((F.floor(F.log2(size))).cast("int").alias("k")).count().collect()
+        # Per power of two of the size: the clusters, their members and the biggest.
+        bins = (sizes.groupBy((F.floor(F.log2(size))).cast("int").alias("k"))
+                .agg(F.count(F.lit(1)).alias("count"), F.sum(size).alias("members"), F.max(size).alias("max"))
+                .collect())
+        n_clusters = sum(r["count"] for r in bins)
+        clustered = sum(r["members"] for r in bins)
+        max_size = max((r["max"] for r in bins), default=0)
         hist: List[int] = [0] * (max((r["k"] for r in bins), default=-1) + 1)
         for r in bins:
             hist[r["k"]] = r["count"]
@@ -428,7 +436,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "active": active, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "buckets": buckets, "candidates": cand,
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "buckets": buckets, "candidates": cand,
              "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "cluster_sizes": sizes}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,

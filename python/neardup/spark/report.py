@@ -13,8 +13,8 @@ from .session import conf
 def decisions(r, charikar_bits: int, supershingles: int) -> Dict[str, Any]:
     """Stage two's decisions as the CLI's report has them: per class of pair, the
     candidates accepted and rejected at each Charikar agreement and at each count of
-    shared supershingles (two aggregations on the executors; the driver gets at most a
-    row per class, verdict and value)."""
+    shared supershingles (one aggregation on the executors; the driver gets at most a
+    row per class, verdict, agreement and count of shared supershingles)."""
     from pyspark.sql import functions as F
 
     judged = r._parts["judged"].where(F.col("kind") == "near")
@@ -23,10 +23,11 @@ def decisions(r, charikar_bits: int, supershingles: int) -> Dict[str, Any]:
     for name in classes.values():
         out[name] = {f"{v}_by_{m}": [0] * ((charikar_bits if m == "agreement" else supershingles) + 1)
                      for v in ("accepted", "rejected") for m in ("agreement", "shared")}
-    for measure, column, top in (("agreement", "charikar_agreement", charikar_bits),
-                                 ("shared", "shared_supershingles", supershingles)):
-        for row in judged.groupBy("site", "near_duplicate", column).count().collect():
-            verdict = "accepted" if row["near_duplicate"] else "rejected"
+    measures = (("agreement", "charikar_agreement", charikar_bits),
+                ("shared", "shared_supershingles", supershingles))
+    for row in judged.groupBy("site", "near_duplicate", *[c for _, c, _ in measures]).count().collect():
+        verdict = "accepted" if row["near_duplicate"] else "rejected"
+        for measure, column, top in measures:
             at = min(int(row[column]), top)
             out[classes[row["site"]]][f"{verdict}_by_{measure}"][at] += row["count"]
     return out
