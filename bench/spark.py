@@ -86,7 +86,8 @@ def spark_floor(spark, corpus: str, work: Path) -> dict:
     """What any Spark job over the corpus pays before deduplicating anything, on the same
     session: the input read and sent through Arrow to a Python worker and back (what
     sketching cannot avoid), and every line read, sorted into input order and written
-    (what writing the kept lines in order cannot avoid). Seconds, each once."""
+    (what writing the kept lines in order costs when none is dropped). Seconds, each
+    once."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 

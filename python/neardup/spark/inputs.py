@@ -104,8 +104,8 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
         line = v.cast("binary")
         blank = v.rlike(_BLANK)
         # Trailing CRs, counted in bytes (a binary's length is its size; a string's,
-        # its characters, counted by decoding it): looked for only where the line
-        # ends in one, most lines' test a byte's.
+        # its characters, counted by decoding it), looked for only where the line
+        # ends in one: most lines cost the test of their last byte.
         crs = F.when(v.endswith("\r"), F.length(line) - F.length(F.rtrim(v, F.lit("\r")).cast("binary")))
         rows = scan.select(line.alias(JSON_LINE), blank.alias(BLANK),
                            F.when(blank, 0).otherwise(F.length(line) - F.coalesce(crs, F.lit(0))).cast("long")
