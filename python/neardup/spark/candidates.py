@@ -35,14 +35,13 @@ def stage_one(active):
     partition in ``mapInArrow``, pairing each bucket as it ends. Nothing gathers a
     bucket: its memory is bounded by ``DEFAULT_MAX_BUCKET`` ordinals (a bigger bucket
     keeps its first and its last ``DEFAULT_BUCKET_WINDOW``), whatever its size.
-    Returns ``(candidates, buckets, runs)``: ``runs`` the streamed rows, kept (to let
-    go of when done); ``buckets`` a column ``n``, the size of each bucket of two
-    members or more, read from them by the statistics."""
+    Returns ``(candidates, runs)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept
+    — the statistics count the pairs enumerated and the big buckets from them — and
+    let go of when done."""
     from pyspark.sql import functions as F
 
     keyed = active.select(F.posexplode("keys").alias("pass", "key"), F.col(ORD).alias("member"))
     runs = keep(keyed.repartition("pass", "key").sortWithinPartitions("pass", "key", "member")
                 .mapInArrow(pair_runs, RUNS_SCHEMA))
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
-    buckets = runs.where(F.col("size").isNotNull()).select(F.col("size").alias("n"))
-    return candidates, buckets, runs
+    return candidates, runs

@@ -80,7 +80,7 @@ class SparkDedup:
 
         p = self._parts or {}
         old = p["old"]
-        sk, w = p["sk"], neardup.DEFAULT_BUCKET_WINDOW
+        sk = p["sk"]
         exact_groups = p["exact_groups"]
         # The bytes of this snapshot's records; every key of every active record, and
         # the passes (positions) they were made in: one job.
@@ -89,16 +89,14 @@ class SparkDedup:
                                       F.sum(F.when(active, F.size("keys"))),
                                       F.max(F.when(active, F.size("keys")))).collect()[0]
         keys, passes = int(keys or 0), int(passes or 0)
-        n = F.col("n")
-        # for_each_bucket_pair's count: all pairs, or the star plus min(w, j) for j < n - 1.
-        tail = F.when(n - 2 <= w, (n - 2) * (n - 1) / 2).otherwise(w * (w + 1) / 2 + (n - 2 - w) * w)
-        enumerated = F.when(n <= neardup.DEFAULT_MAX_BUCKET, n * (n - 1) / 2).otherwise(n - 1 + tail)
-        big = n > neardup.DEFAULT_MAX_BUCKET
-        e, bb, bbm = p["buckets"].agg(
-            F.sum(enumerated), F.sum(F.when(big, 1).otherwise(0)), F.sum(F.when(big, n).otherwise(0))).collect()[0]
+        # Stage one's rows: a pair row per pair enumerated (before repeats across
+        # buckets are dropped), a size row per bucket of two members or more.
+        size = F.col("size")
+        big = size > neardup.DEFAULT_MAX_BUCKET
+        e, bb, bbm = p["runs"].agg(
+            F.count(F.when(size.isNull(), 1)), F.count(F.when(big, 1)), F.sum(F.when(big, size))).collect()[0]
         reported = p["pairs_ord"].where(F.col("b") >= old)
         classes = {r["site"]: r["count"] for r in reported.groupBy("site").count().collect()}
-        size = F.col("size")
         sizes = p["cluster_sizes"]
         # Per power of two of the size: the clusters, their members and the biggest.
         bins = (sizes.groupBy((F.floor(F.log2(size))).cast("int").alias("k"))
@@ -352,7 +350,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         frame.unpersist()
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, buckets, runs = stage_one(active)
+    cand, runs = stage_one(active)
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
@@ -436,7 +434,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "buckets": buckets, "candidates": cand,
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "runs": runs, "candidates": cand,
              "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "cluster_sizes": sizes}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
