@@ -554,12 +554,13 @@ class BucketRuns:
     """Stage one's candidate pairs from the exploded bucket keys of many records, read
     as a stream sorted by bucket (partitioned by `(pass, key)`, each partition sorted by
     `(pass, key, member)`): `push` each batch (int columns `pass`, `key`, `member`; a
-    member is a record's ordinal, repeats ignored), then `finish`. Each returns what is
+    member is a record's ordinal, compared as a signed int64; repeats ignored), then
+    `finish`. Each returns what is
     settled so far: rows `a`, `b` (int64, `a < b`) for the pairs of each bucket under
     the big-bucket rule (`bucket_pairs`' pairs), and per bucket of two members or more
     a row with `a`, `b` null and `size` its members. Memory is bounded by `max_bucket`,
     whatever a bucket's size. Rows out of order, or a null, are a `ValueError` naming
-    the row."""
+    the row; the object is then partway through a batch: start a new one."""
 
     def __init__(self, max_bucket: Optional[int] = None, window: Optional[int] = None) -> None: ...
     def push(self, batch: Any) -> pa.RecordBatch:

@@ -181,14 +181,16 @@ impl Runs {
 /// a stream sorted by bucket: what an engine has after partitioning the rows by
 /// `(pass, key)` and sorting each partition by `(pass, key, member)`. Feed the
 /// partition's batches in order to `push` (int columns `pass`, `key`, `member`, the
-/// member a record's ordinal; repeats ignored), then call `finish`. Each returns a batch
+/// member a record's ordinal, compared as a signed int64 as an engine sorts it;
+/// repeats ignored), then call `finish`. Each returns a batch
 /// of what is settled so far: `a`, `b` (int64, `a < b`) for each candidate pair of a
 /// bucket under the library's big-bucket rule (`bucket_pairs`' pairs, in another
 /// order), and, for each bucket of two members or more, a row with `a` and `b` null
 /// and `size` its number of members (`size` is null on the pair rows). Memory is
 /// bounded by `max_bucket` (a bigger bucket keeps its first and last `window` members
 /// only), so a bucket of any size streams through. Rows out of order, or a null, are a
-/// `ValueError` naming the row (counted from the first pushed). The defaults are the
+/// `ValueError` naming the row (counted from the first pushed), after which the object
+/// is partway through a batch: start a new one. The defaults are the
 /// library's (`max_bucket=1000`, `window=8`).
 #[pyclass(module = "neardup._native", frozen)]
 pub struct BucketRuns {
