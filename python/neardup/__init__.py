@@ -20,7 +20,8 @@ Quick start::
 
 Building blocks for engines (Spark, Ray), Arrow in and Arrow out: ``sketch_batch``,
 ``bucket_pairs`` (``bucket_pairs_batch`` for a batch of buckets, ``BucketRuns`` for a stream of
-bucket keys sorted by bucket), ``verify_pairs``,
+bucket keys sorted by bucket, ``KeyShards`` and ``ShardRuns`` for bucket keys shuffled as
+blobs per shard), ``verify_pairs``,
 ``components_batch`` (connected components of a graph's edges). The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
@@ -39,7 +40,9 @@ from ._native import (
     Dedup,
     Deduper,
     Fate,
+    KeyShards,
     Pair,
+    ShardRuns,
     SimhashIndex,
     bucket_pairs,
     bucket_pairs_batch,
@@ -60,8 +63,10 @@ __all__ = [
     "Dedup",
     "Deduper",
     "Fate",
+    "KeyShards",
     "Pair",
     "Pipeline",
+    "ShardRuns",
     "SimhashIndex",
     "bucket_pairs",
     "bucket_pairs_batch",

@@ -571,6 +571,52 @@ class BucketRuns:
         """Ends the stream: the last bucket's rows; the object starts afresh."""
         ...
 
+class KeyShards:
+    """Stage one's bucket keys packed for a shuffle: one blob per shard instead of one
+    row per key. `push` each batch of records (int `member`, a record's ordinal; `keys`,
+    a list of int64, its bucket key per pass, the pass its position in the list; a null
+    list is a record without keys); each returns the blobs once they hold `memory` bytes
+    or more (an empty batch otherwise), and `finish` the rest. A blob row is `shard`
+    (int32: the high 32 bits of `(key ^ pass*0x9E3779B97F4A7C15) * 0xD6E8FEB86659FD93`,
+    wrapping u64 products, modulo `shards`) and `keys` (binary: 24-byte rows `pass`,
+    `key`, `member`, little-endian int64). A null member or key is a `ValueError`
+    naming the row. `memory` defaults to 64 MiB."""
+
+    def __init__(self, shards: int, memory: Optional[int] = None) -> None: ...
+    def push(self, batch: Any) -> pa.RecordBatch:
+        """Reads `batch` (anything with `__arrow_c_stream__`); returns the blobs if they
+        reached the memory budget, else an empty batch."""
+        ...
+    def finish(self) -> pa.RecordBatch:
+        """The blobs not yet returned; the object starts afresh."""
+        ...
+
+class ShardRuns:
+    """Stage one's candidate pairs from shards of bucket keys (`KeyShards`' blobs, the
+    column `keys`; other columns ignored): `push` every blob of a shard, in any order,
+    then iterate over `finish()`, whose batches are `BucketRuns`' rows (`a`, `b` for each
+    pair of a bucket under the big-bucket rule; `a`, `b` null and `size` for each bucket
+    of two members or more). Rows are sorted in memory up to `memory` bytes (24 per key;
+    default 256 MiB); past it, sorted runs are spilled to unnamed temporary files in
+    `spill_dir` (the system's temporary directory by default) and merged. A blob that is
+    not a whole number of rows is a `ValueError` naming it."""
+
+    def __init__(self, max_bucket: Optional[int] = None, window: Optional[int] = None,
+                 memory: Optional[int] = None, spill_dir: Optional[PathLike] = None) -> None: ...
+    def push(self, batch: Any) -> None:
+        """Reads the blobs of `batch` (anything with `__arrow_c_stream__`)."""
+        ...
+    def finish(self) -> ShardRunsOutput:
+        """Ends the input: the rows, as an iterator of batches (the object starts afresh
+        once it is read)."""
+        ...
+
+class ShardRunsOutput:
+    """The batches of a finished `ShardRuns` (an iterator of `pyarrow.RecordBatch`)."""
+
+    def __iter__(self) -> ShardRunsOutput: ...
+    def __next__(self) -> pa.RecordBatch: ...
+
 def components_batch(edges: Any) -> pa.RecordBatch:
     """Connected components of a graph given by its edges: the int64 columns `a` and
     `b` of `edges` (anything with `__arrow_c_stream__`). A batch of `node`, `label`

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 /// The pairs of the rows seen so far, and the state of the bucket being read.
-struct Runs {
+pub(crate) struct Runs {
     limits: BucketLimits,
     /// The current bucket's `(pass, key)`, `None` before the first row.
     bucket: Option<(i64, i64)>,
@@ -34,7 +34,7 @@ struct Runs {
 }
 
 impl Runs {
-    fn new(limits: BucketLimits) -> Self {
+    pub(crate) fn new(limits: BucketLimits) -> Self {
         Runs {
             limits,
             bucket: None,
@@ -87,7 +87,7 @@ impl Runs {
     }
 
     /// Ends the current bucket: a small one's pairs, and the bucket's size row.
-    fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         let n = match self.big.take() {
             Some((_, _, n)) => n,
             None => {
@@ -129,40 +129,57 @@ impl Runs {
                     "BucketRuns: row {row} has a null pass, key or member"
                 ));
             }
-            let (bucket, member) = ((p.value(i), k.value(i)), m.value(i));
-            match self.bucket {
-                Some(b) if b == bucket => {
-                    if self.last.is_some_and(|l| member < l) {
-                        return Err(format!(
-                            "BucketRuns: row {row}: member {member} after {} in its bucket; \
-                             the rows must be sorted by (pass, key, member)",
-                            self.last.unwrap_or_default()
-                        ));
-                    }
-                    if self.last == Some(member) {
-                        continue;
-                    }
-                }
-                Some(b) if b > bucket => {
-                    return Err(format!(
-                        "BucketRuns: row {row}: bucket {bucket:?} after {b:?}; \
-                         the rows must be sorted by (pass, key, member)"
-                    ));
-                }
-                Some(_) => {
-                    self.close();
-                    self.bucket = Some(bucket);
-                }
-                None => self.bucket = Some(bucket),
-            }
-            self.last = Some(member);
-            self.add(member);
+            self.feed((p.value(i), k.value(i)), m.value(i), row)?;
         }
         Ok(())
     }
 
+    /// The next row, `row` its number (for the errors): a member of `bucket`, in the
+    /// order `(pass, key, member)`.
+    pub(crate) fn feed(&mut self, bucket: (i64, i64), member: i64, row: u64) -> Result<(), String> {
+        match self.bucket {
+            Some(b) if b == bucket => {
+                if self.last.is_some_and(|l| member < l) {
+                    return Err(format!(
+                        "BucketRuns: row {row}: member {member} after {} in its bucket; \
+                         the rows must be sorted by (pass, key, member)",
+                        self.last.unwrap_or_default()
+                    ));
+                }
+                if self.last == Some(member) {
+                    return Ok(());
+                }
+            }
+            Some(b) if b > bucket => {
+                return Err(format!(
+                    "BucketRuns: row {row}: bucket {bucket:?} after {b:?}; \
+                     the rows must be sorted by (pass, key, member)"
+                ));
+            }
+            Some(_) => {
+                self.close();
+                self.bucket = Some(bucket);
+            }
+            None => self.bucket = Some(bucket),
+        }
+        self.last = Some(member);
+        self.add(member);
+        Ok(())
+    }
+
+    /// Forgets the last bucket (after `close`): the next row starts a new stream.
+    pub(crate) fn reset(&mut self) {
+        self.bucket = None;
+        self.rows = 0;
+    }
+
+    /// The rows made so far.
+    pub(crate) fn settled(&self) -> usize {
+        arrow::array::ArrayBuilder::len(&self.a)
+    }
+
     /// The rows made so far, as a batch.
-    fn take(&mut self) -> Result<RecordBatch, String> {
+    pub(crate) fn take(&mut self) -> Result<RecordBatch, String> {
         let schema = Arc::new(Schema::new(vec![
             Field::new("a", DataType::Int64, true),
             Field::new("b", DataType::Int64, true),
@@ -241,8 +258,7 @@ impl BucketRuns {
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let out = self.with(py, |runs| {
             runs.close();
-            runs.bucket = None;
-            runs.rows = 0;
+            runs.reset();
             runs.take()
         })?;
         out.to_pyarrow(py)

@@ -11,6 +11,7 @@
 //! | [`run`] | `Pipeline`, `Dedup` (the result), `Fate`, `Pair`, `dedup_file` |
 //! | [`blocks`] | the Arrow building blocks for engines: `sketch_batch`, `bucket_pairs`, `bucket_pairs_batch`, `components_batch`, `verify_pairs` |
 //! | [`bucket_runs`] | `BucketRuns`: stage one's pairs from a stream of bucket keys sorted by bucket |
+//! | [`key_shards`] | `KeyShards`, `ShardRuns`: stage one's keys shuffled as blobs per shard, and each shard's pairs |
 //! | [`measures`] | `pair`, `evaluate_pairs` |
 //! | [`simhash`] | `SimhashIndex`, `simhash_all_pairs` |
 //! | [`online`] | `Deduper`, the online two-stage deduper |
@@ -19,6 +20,7 @@
 pub mod blocks;
 pub mod bucket_runs;
 pub mod convert;
+pub mod key_shards;
 pub mod measures;
 pub mod online;
 pub mod params;
@@ -62,6 +64,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simhash::SimhashIndex>()?;
     m.add_class::<online::Deduper>()?;
     m.add_class::<bucket_runs::BucketRuns>()?;
+    m.add_class::<key_shards::KeyShards>()?;
+    m.add_class::<key_shards::ShardRuns>()?;
+    m.add_class::<key_shards::ShardRunsOutput>()?;
     m.add_function(wrap_pyfunction!(run::dedup_file, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::sketch_batch, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::bucket_pairs, m)?)?;

@@ -4,6 +4,7 @@ the documented big-bucket rule, checked against an independent re-implementation
 from __future__ import annotations
 
 import random
+import struct
 from collections import defaultdict
 
 import pyarrow as pa
@@ -137,6 +138,155 @@ def test_bucket_runs_refuses_unsorted_rows_and_nulls():
         neardup.BucketRuns().push(pa.record_batch([pa.array([0]), pa.array([1])], names=["pass", "key"]))
     with pytest.raises(ValueError, match="window"):
         neardup.BucketRuns(window=0)
+
+
+M64 = (1 << 64) - 1
+
+
+def reference_shard(pass_, key, shards):
+    """The shard of a bucket as ``KeyShards`` documents it, written from the text."""
+    h = ((key & M64) ^ ((pass_ * 0x9E3779B97F4A7C15) & M64)) * 0xD6E8FEB86659FD93 & M64
+    return (h >> 32) % shards
+
+
+def _blob(rows):
+    return b"".join(struct.pack("<qqq", *r) for r in rows)
+
+
+def _unblob(blob):
+    return [struct.unpack_from("<qqq", blob, i) for i in range(0, len(blob), 24)]
+
+
+def _random_buckets(rng, max_bucket):
+    buckets = defaultdict(set)
+    for _ in range(60):
+        p, k = rng.randrange(3), rng.choice([rng.randrange(-2**63, 2**63), rng.randrange(5)])
+        size = rng.choice([1, 2, 3, max_bucket, max_bucket + 1, max_bucket + 2, 2 * max_bucket + 7, 40])
+        base = rng.choice([0, 2**33])
+        buckets[(p, k)] |= {base + rng.randrange(10 * size + 10) for _ in range(size)}
+    return buckets
+
+
+def _check_runs(t, buckets, max_bucket, window):
+    a, b, size = (t.column(c).to_pylist() for c in ("a", "b", "size"))
+    pairs = [(x, y) for x, y, s in zip(a, b, size) if s is None]
+    want = [reference_bucket_pairs(ms, max_bucket, window) for ms in buckets.values()]
+    assert sorted(pairs) == sorted(p for w in want for p in w), "each bucket's pairs, each once per bucket"
+    assert all(x < y for x, y in pairs)
+    assert sorted(s for s in size if s is not None) == sorted(len(ms) for ms in buckets.values() if len(ms) > 1)
+    assert all(x is None and y is None for x, y, s in zip(a, b, size) if s is not None)
+
+
+def test_key_shards_pack_every_key_into_its_shard():
+    """Each record's keys (the pass their position) become 24-byte rows in the blob of
+    their shard (the documented hash, re-implemented above); a small budget makes
+    ``push`` return blobs as they fill; a null list is a record without keys."""
+    rng = random.Random(7)
+    shards = 5
+    records = [(rng.choice([i, 2**40 + i]), None if i % 17 == 0 else
+                [rng.choice([rng.randrange(-2**63, 2**63), rng.randrange(4)]) for _ in range(rng.randrange(0, 8))])
+               for i in range(300)]
+    packer = neardup.KeyShards(shards, memory=24 * 100)
+    outs = []
+    for at in range(0, len(records), 37):
+        chunk = records[at:at + 37]
+        outs.append(packer.push(pa.record_batch([pa.array([m for m, _ in chunk], pa.int64()),
+                                                 pa.array([k for _, k in chunk], pa.list_(pa.int64()))],
+                                                names=["member", "keys"])))
+    assert sum(o.num_rows for o in outs) > 0, "blobs returned once the budget is reached"
+    outs.append(packer.finish())
+    got = []
+    for o in outs:
+        for shard, blob in zip(o.column("shard").to_pylist(), o.column("keys").to_pylist()):
+            assert len(blob) % 24 == 0 and blob
+            rows = _unblob(blob)
+            assert all(reference_shard(p, k, shards) == shard for p, k, _ in rows)
+            got += rows
+    want = [(p, k, m) for m, keys in records for p, k in enumerate(keys or [])]
+    assert sorted(got) == sorted(want)
+    assert len({reference_shard(p, k, shards) for p, k, _ in want}) == shards
+    with pytest.raises(ValueError, match="row 1 has a null key at 2"):
+        neardup.KeyShards(3).push(pa.record_batch([pa.array([1, 2]), pa.array([[1], [1, 2, None]])],
+                                                  names=["member", "keys"]))
+    with pytest.raises(ValueError, match="row 0 has a null member"):
+        neardup.KeyShards(3).push(pa.record_batch([pa.array([None], pa.int64()), pa.array([[1]])],
+                                                  names=["member", "keys"]))
+    with pytest.raises(ValueError, match="shards"):
+        neardup.KeyShards(0)
+
+
+@pytest.mark.parametrize("max_bucket,window,memory", [(1000, 8, None), (5, 2, 24 * 40), (1, 1, 24), (3, 9, 24 * 7)])
+def test_shard_runs_give_each_buckets_pairs_and_size(max_bucket, window, memory):
+    """ShardRuns over blobs of (pass, key, member) rows in any order, pushed in several
+    batches, with a memory budget small enough to spill sorted runs to disk (but for
+    the default): each bucket's pairs by the documented rule (re-implemented above)
+    and one size row per bucket of two members or more; repeats ignored."""
+    rng = random.Random(max_bucket * 37 + window)
+    buckets = _random_buckets(rng, max_bucket)
+    rows = [(p, k, m) for (p, k), ms in buckets.items() for m in ms]
+    rows += [rows[i] for i in rng.sample(range(len(rows)), 20)]
+    rng.shuffle(rows)
+    runs = neardup.ShardRuns(max_bucket=max_bucket, window=window, memory=memory)
+    at = 0
+    while at < len(rows):
+        step = rng.randrange(1, 3 * max_bucket + 40)
+        blobs = [_blob(rows[i:i + 7]) for i in range(at, min(at + step, len(rows)), 7)]
+        runs.push(pa.record_batch([pa.array(blobs + [None], pa.binary())], names=["keys"]))
+        at += step
+    out = list(runs.finish())
+    assert out and all(o.num_rows for o in out)
+    _check_runs(pa.Table.from_batches(out), buckets, max_bucket, window)
+    # Read out, the object starts afresh.
+    runs.push(pa.record_batch([pa.array([_blob([(0, 1, 6), (0, 1, 5)])])], names=["keys"]))
+    assert [r for o in runs.finish() for r in o.to_pylist()] == [
+        {"a": 5, "b": 6, "size": None}, {"a": None, "b": None, "size": 2}]
+
+
+def test_key_shards_then_shard_runs_give_every_buckets_pairs():
+    """The two ends composed as an engine runs them: records packed by KeyShards in
+    several tasks, the blobs grouped by shard, each shard's ShardRuns; together, every
+    bucket's pairs by the rule."""
+    rng = random.Random(11)
+    buckets = _random_buckets(rng, 5)
+    keys = defaultdict(dict)
+    for (p, k), ms in buckets.items():
+        for m in ms:
+            keys[m][p] = k
+    # A record has one key per pass: buckets of one pass that share a member merge.
+    buckets = defaultdict(set)
+    for m, ks in keys.items():
+        for p, k in ks.items():
+            buckets[(p, k)].add(m)
+    records = [(m, [ks.get(p, -1 - m) for p in range(3)]) for m, ks in keys.items()]
+    for m, ks in records:
+        for p, k in enumerate(ks):
+            buckets[(p, k)].add(m)
+    rng.shuffle(records)
+    by_shard = defaultdict(list)
+    for task in range(3):
+        mine = records[task::3]
+        packer = neardup.KeyShards(4)
+        out = packer.push(pa.record_batch([pa.array([m for m, _ in mine], pa.int64()),
+                                           pa.array([k for _, k in mine], pa.list_(pa.int64()))],
+                                          names=["member", "keys"]))
+        for o in (out, packer.finish()):
+            for shard, blob in zip(o.column("shard").to_pylist(), o.column("keys").to_pylist()):
+                by_shard[shard].append(blob)
+    out = []
+    for blobs in by_shard.values():
+        runs = neardup.ShardRuns(max_bucket=5, window=2)
+        runs.push(pa.record_batch([pa.array(blobs, pa.binary())], names=["keys"]))
+        out += list(runs.finish())
+    _check_runs(pa.Table.from_batches(out), buckets, 5, 2)
+
+
+def test_shard_runs_refuse_a_broken_blob():
+    with pytest.raises(ValueError, match="blob 1 has 25 bytes"):
+        neardup.ShardRuns().push(pa.record_batch([pa.array([_blob([(0, 1, 2)]), b"x" * 25])], names=["keys"]))
+    with pytest.raises(ValueError, match="no column \"keys\""):
+        neardup.ShardRuns().push(pa.record_batch([pa.array([1])], names=["k"]))
+    with pytest.raises(ValueError, match="memory"):
+        neardup.ShardRuns(memory=1)
 
 
 def reference_components(edges):

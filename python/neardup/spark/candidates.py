@@ -3,45 +3,100 @@ candidate pairs under the library's big-bucket rule."""
 
 from __future__ import annotations
 
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
 import neardup
 
 from .columns import ORD
 from .session import keep
 
 RUNS_SCHEMA = "a long, b long, size long"
-"""What :func:`pair_runs` yields (:class:`neardup.BucketRuns`' rows): a pair (``size``
+"""What :func:`pair_runs` yields (:class:`neardup.ShardRuns`' rows): a pair (``size``
 null), or a bucket's size (``a``, ``b`` null)."""
 
 
-def pair_runs(batches):
-    """``mapInArrow`` over a partition's ``(pass, key, member)`` rows sorted by bucket:
-    :class:`neardup.BucketRuns` streams them — each bucket's pairs and its size, one
-    native call per batch, the last bucket carried over to the next batch."""
-    runs = neardup.BucketRuns()
-    for b in batches:
-        out = runs.push(b)
+def _spill_dir():
+    """The executor's local directory (``SPARK_LOCAL_DIRS``, which Spark gives its
+    Python workers), where a shard past its memory budget spills; the system's
+    temporary directory elsewhere."""
+    dirs = [d for d in os.environ.get("SPARK_LOCAL_DIRS", "").split(",") if d]
+    return dirs[0] if dirs else None
+
+
+def packer(labels):
+    """The function ``mapInArrow`` runs over ``(member, keys)`` rows: a task's bucket
+    keys packed by :class:`neardup.KeyShards` into one blob per shard (``p``, ``keys``),
+    ``p`` the value ``labels`` gives the shard, which sends it to its partition."""
+    labels = pa.array(labels, pa.int32())
+
+    def pack(batches):
+        shards = neardup.KeyShards(len(labels))
+
+        def labelled(out):
+            return pa.RecordBatch.from_arrays([pc.take(labels, out.column("shard")), out.column("keys")],
+                                              names=["p", "keys"])
+
+        for b in batches:
+            out = shards.push(b)
+            if out.num_rows:
+                yield labelled(out)
+        out = shards.finish()
         if out.num_rows:
-            yield out
-    out = runs.finish()
-    if out.num_rows:
+            yield labelled(out)
+
+    return pack
+
+
+def pair_runs(batches):
+    """``mapInArrow`` over a partition's blobs: :class:`neardup.ShardRuns` sorts their
+    rows (spilling past its budget) and streams each bucket's pairs and size."""
+    runs = neardup.ShardRuns(spill_dir=_spill_dir())
+    for b in batches:
+        runs.push(b)
+    for out in runs.finish():
         yield out
+
+
+def partition_labels(spark, n: int):
+    """For each of ``n`` partitions a value whose hash sends a row to it when a frame is
+    repartitioned by that value into ``n`` partitions (Spark's hash partitioning is
+    ``pmod(hash(value), n)``, the SQL ``hash``): so shard ``i``'s blobs all go to
+    partition ``i``, one shard per partition. One small job on the driver (``n``
+    rows). Were a partition without a value found, the shards would still be paired,
+    only less evenly spread."""
+    from pyspark.sql import functions as F
+
+    found = {}
+    span = 4 * n
+    while len(found) < n and span <= 1 << 30:
+        v = F.col("id").cast("int")
+        found = {r["t"]: r["v"] for r in spark.range(span).select(
+            v.alias("v"), F.expr(f"pmod(hash(cast(id as int)), {n})").alias("t"))
+            .groupBy("t").agg(F.min("v").alias("v")).collect()}
+        span *= 4
+    return [found.get(t, t) for t in range(n)]
 
 
 def stage_one(active):
     """Stage one on the engine: every ``(pass, key)`` bucket's candidate pairs under the
-    library's big-bucket rule, each pair once. The bucket keys are exploded, shuffled
-    by ``(pass, key)`` and sorted within each partition by ``(pass, key, ordinal)``
-    (Spark's sort, which spills); :class:`neardup.BucketRuns` then streams each
-    partition in ``mapInArrow``, pairing each bucket as it ends. Nothing gathers a
-    bucket: its memory is bounded by ``DEFAULT_MAX_BUCKET`` ordinals (a bigger bucket
-    keeps its first and its last ``DEFAULT_BUCKET_WINDOW``), whatever its size.
-    Returns ``(candidates, runs)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept
-    — the statistics count the pairs enumerated and the big buckets from them — and
-    let go of when done."""
+    library's big-bucket rule, each pair once. Each task packs its records' bucket
+    keys into one blob per shard (:class:`neardup.KeyShards`; a shard is a stable hash
+    of ``(pass, key)``, one per shuffle partition), so the shuffle moves a few binary
+    rows per task instead of a row per key; each partition's
+    :class:`neardup.ShardRuns` sorts its rows and pairs each bucket. Nothing gathers a
+    bucket into a row, and a partition past ``ShardRuns``' memory budget sorts in runs
+    spilled to the executor's local disk. Returns ``(candidates, runs)``: ``runs`` the
+    streamed rows (``RUNS_SCHEMA``), kept — the statistics count the pairs enumerated
+    and the big buckets from them — and let go of when done."""
     from pyspark.sql import functions as F
 
-    keyed = active.select(F.posexplode("keys").alias("pass", "key"), F.col(ORD).alias("member"))
-    runs = keep(keyed.repartition("pass", "key").sortWithinPartitions("pass", "key", "member")
-                .mapInArrow(pair_runs, RUNS_SCHEMA))
+    spark = active.sparkSession
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    blobs = (active.select(F.col(ORD).alias("member"), "keys")
+             .mapInArrow(packer(partition_labels(spark, n)), "p int, keys binary"))
+    runs = keep(blobs.repartition(n, "p").mapInArrow(pair_runs, RUNS_SCHEMA))
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
     return candidates, runs
