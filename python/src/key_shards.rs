@@ -102,16 +102,21 @@ impl Packer {
             }
         }
         self.bytes = 0;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("shard", DataType::Int32, false),
-            Field::new("keys", DataType::Binary, false),
-        ]));
-        RecordBatch::try_new(
-            schema,
-            vec![Arc::new(Int32Array::from(shard)), Arc::new(keys.finish())],
-        )
-        .expect("the blobs' columns match their schema")
+        blobs(shard, keys)
     }
+}
+
+/// A batch of blobs: columns `shard` (int32) and `keys` (binary).
+fn blobs(shard: Vec<i32>, mut keys: BinaryBuilder) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("shard", DataType::Int32, false),
+        Field::new("keys", DataType::Binary, false),
+    ]));
+    RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int32Array::from(shard)), Arc::new(keys.finish())],
+    )
+    .expect("the blobs' columns match their schema")
 }
 
 /// Checks a memory budget given in bytes.
@@ -172,7 +177,7 @@ impl KeyShards {
                 let b = b.map_err(|e| PyValueError::new_err(e.to_string()))?;
                 out.extend(p.push(&b).map_err(PyValueError::new_err)?);
             }
-            let empty = p.flush_empty();
+            let empty = blobs(Vec::new(), BinaryBuilder::new());
             arrow::compute::concat_batches(&empty.schema(), out.iter().chain([&empty]))
                 .map_err(|e| PyValueError::new_err(e.to_string()))
         })?;
@@ -190,19 +195,6 @@ impl KeyShards {
             Ok(p.flush())
         })?;
         out.to_pyarrow(py)
-    }
-}
-
-impl Packer {
-    /// An empty batch of blobs (the schema of `flush`'s).
-    fn flush_empty(&self) -> RecordBatch {
-        let mut none = Packer {
-            blobs: Vec::new(),
-            bytes: 0,
-            budget: self.budget,
-            rows: 0,
-        };
-        none.flush()
     }
 }
 
