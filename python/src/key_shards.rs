@@ -3,8 +3,8 @@
 //! member)` rows into one blob per shard (a stable hash of `(pass, key)`), so an
 //! engine moves a handful of binary rows per task; `ShardRuns` takes a shard's blobs,
 //! sorts their rows (in memory up to a budget, in sorted runs spilled to disk past it)
-//! and streams them through [`Runs`]: each bucket's pairs under the big-bucket rule
-//! and its size, as `BucketRuns` gives them.
+//! and streams them through `BucketRuns`' own code: each bucket's pairs under the
+//! big-bucket rule and its size, the rows `BucketRuns` gives.
 
 use crate::blocks::limits;
 use crate::bucket_runs::Runs;
