@@ -266,6 +266,21 @@ def test_components_large_star_small_star(spark, monkeypatch, one_task):
     assert rounds == 0 if one_task else 0 < rounds < 20
 
 
+def test_stage_one_shards_each_reach_their_own_partition(spark):
+    """``partition_labels`` gives each shard a value that Spark's hash partitioning
+    sends to that shard's partition: blobs labelled so and repartitioned land one shard
+    per partition (stage one's balance rests on it; its answer does not)."""
+    from pyspark.sql import functions as F
+
+    cand = importlib.import_module("neardup.spark.candidates")
+    for n in (1, 3, 11, 64):
+        labels = cand.partition_labels(spark, n)
+        assert len(set(labels)) == n
+        rows = spark.createDataFrame([(i, v) for i, v in enumerate(labels)], "shard int, p int")
+        placed = rows.repartition(n, "p").select("shard", F.spark_partition_id().alias("part")).collect()
+        assert sorted((r["shard"], r["part"]) for r in placed) == [(i, i) for i in range(n)]
+
+
 def test_spark_cli_entry_point(cli, corpus, tmp_path):
     out = tmp_path / "kept"
     subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", str(corpus), "--master", "local[2]", "--shuffle-partitions", "4",
