@@ -83,63 +83,6 @@ def test_bucket_pairs_batch_is_the_rule_for_each_row():
         neardup.bucket_pairs_batch(pa.record_batch([col], names=["m"]), column="x")
 
 
-def _keyed(rows):
-    return pa.record_batch([pa.array([r[0] for r in rows], pa.int32()), pa.array([r[1] for r in rows], pa.int64()),
-                            pa.array([r[2] for r in rows], pa.int64())], names=["pass", "key", "member"])
-
-
-@pytest.mark.parametrize("max_bucket,window", [(1000, 8), (5, 2), (1, 1), (3, 9)])
-def test_bucket_runs_gives_each_buckets_pairs_and_size(max_bucket, window):
-    """BucketRuns over (pass, key, member) rows sorted by bucket, cut into batches at
-    random places (a bucket goes on across batches): each bucket's pairs by the
-    documented rule (re-implemented above) and one size row per bucket of two members
-    or more; buckets small, at the limit, past it (the switch to the star and window
-    mid-bucket), repeated members, 64-bit keys and ordinals."""
-    rng = random.Random(max_bucket * 31 + window)
-    buckets = defaultdict(set)
-    for _ in range(60):
-        p, k = rng.randrange(3), rng.choice([rng.randrange(-2**63, 2**63), rng.randrange(5)])
-        size = rng.choice([1, 2, 3, max_bucket, max_bucket + 1, max_bucket + 2, 2 * max_bucket + 7, 40])
-        base = rng.choice([0, 2**33])
-        buckets[(p, k)] |= {base + rng.randrange(10 * size + 10) for _ in range(size)}
-    rows = sorted((p, k, m) for (p, k), ms in buckets.items() for m in ms)
-    rows += [rows[i] for i in rng.sample(range(len(rows)), 20)]  # repeats, ignored
-    rows.sort()
-    runs = neardup.BucketRuns(max_bucket=max_bucket, window=window)
-    got, at = [], 0
-    while at < len(rows):
-        step = rng.randrange(1, 2 * max_bucket + 40)
-        got.append(runs.push(_keyed(rows[at:at + step])))
-        at += step
-    got.append(runs.finish())
-    t = pa.Table.from_batches(got)
-    a, b, size = (t.column(c).to_pylist() for c in ("a", "b", "size"))
-    pairs = [(x, y) for x, y, s in zip(a, b, size) if s is None]
-    sizes = sorted(s for s in size if s is not None)
-    want = [reference_bucket_pairs(ms, max_bucket, window) for ms in buckets.values()]
-    assert sorted(pairs) == sorted(p for w in want for p in w), "each bucket's pairs, each once per bucket"
-    assert all(x < y for x, y in pairs)
-    assert sizes == sorted(len(ms) for ms in buckets.values() if len(ms) > 1)
-    assert all(x is None and y is None for x, y, s in zip(a, b, size) if s is not None)
-    # After finish, the object starts afresh.
-    again = runs.push(_keyed([(0, 1, 5), (0, 1, 6)])).to_pylist() + runs.finish().to_pylist()
-    assert again == [{"a": 5, "b": 6, "size": None}, {"a": None, "b": None, "size": 2}]
-
-
-def test_bucket_runs_refuses_unsorted_rows_and_nulls():
-    with pytest.raises(ValueError, match="row 2: member 3 after 4"):
-        neardup.BucketRuns().push(_keyed([(0, 1, 2), (0, 1, 4), (0, 1, 3)]))
-    with pytest.raises(ValueError, match=r"row 1: bucket \(0, 1\) after \(0, 2\)"):
-        neardup.BucketRuns().push(_keyed([(0, 2, 2), (0, 1, 4)]))
-    with pytest.raises(ValueError, match="row 0 has a null"):
-        neardup.BucketRuns().push(pa.record_batch([pa.array([0]), pa.array([None], pa.int64()), pa.array([1])],
-                                                  names=["pass", "key", "member"]))
-    with pytest.raises(ValueError, match="no column \"member\""):
-        neardup.BucketRuns().push(pa.record_batch([pa.array([0]), pa.array([1])], names=["pass", "key"]))
-    with pytest.raises(ValueError, match="window"):
-        neardup.BucketRuns(window=0)
-
-
 M64 = (1 << 64) - 1
 
 
@@ -175,6 +118,50 @@ def _check_runs(t, buckets, max_bucket, window):
     assert all(x < y for x, y in pairs)
     assert sorted(s for s in size if s is not None) == sorted(len(ms) for ms in buckets.values() if len(ms) > 1)
     assert all(x is None and y is None for x, y, s in zip(a, b, size) if s is not None)
+
+
+def _keyed(rows):
+    return pa.record_batch([pa.array([r[0] for r in rows], pa.int32()), pa.array([r[1] for r in rows], pa.int64()),
+                            pa.array([r[2] for r in rows], pa.int64())], names=["pass", "key", "member"])
+
+
+@pytest.mark.parametrize("max_bucket,window", [(1000, 8), (5, 2), (1, 1), (3, 9)])
+def test_bucket_runs_gives_each_buckets_pairs_and_size(max_bucket, window):
+    """BucketRuns over (pass, key, member) rows sorted by bucket, cut into batches at
+    random places (a bucket goes on across batches): each bucket's pairs by the
+    documented rule (re-implemented above) and one size row per bucket of two members
+    or more; buckets small, at the limit, past it (the switch to the star and window
+    mid-bucket), repeated members, 64-bit keys and ordinals."""
+    rng = random.Random(max_bucket * 31 + window)
+    buckets = _random_buckets(rng, max_bucket)
+    rows = sorted((p, k, m) for (p, k), ms in buckets.items() for m in ms)
+    rows += [rows[i] for i in rng.sample(range(len(rows)), 20)]  # repeats, ignored
+    rows.sort()
+    runs = neardup.BucketRuns(max_bucket=max_bucket, window=window)
+    got, at = [], 0
+    while at < len(rows):
+        step = rng.randrange(1, 2 * max_bucket + 40)
+        got.append(runs.push(_keyed(rows[at:at + step])))
+        at += step
+    got.append(runs.finish())
+    _check_runs(pa.Table.from_batches(got), buckets, max_bucket, window)
+    # After finish, the object starts afresh.
+    again = runs.push(_keyed([(0, 1, 5), (0, 1, 6)])).to_pylist() + runs.finish().to_pylist()
+    assert again == [{"a": 5, "b": 6, "size": None}, {"a": None, "b": None, "size": 2}]
+
+
+def test_bucket_runs_refuses_unsorted_rows_and_nulls():
+    with pytest.raises(ValueError, match="row 2: member 3 after 4"):
+        neardup.BucketRuns().push(_keyed([(0, 1, 2), (0, 1, 4), (0, 1, 3)]))
+    with pytest.raises(ValueError, match=r"row 1: bucket \(0, 1\) after \(0, 2\)"):
+        neardup.BucketRuns().push(_keyed([(0, 2, 2), (0, 1, 4)]))
+    with pytest.raises(ValueError, match="row 0 has a null"):
+        neardup.BucketRuns().push(pa.record_batch([pa.array([0]), pa.array([None], pa.int64()), pa.array([1])],
+                                                  names=["pass", "key", "member"]))
+    with pytest.raises(ValueError, match="no column \"member\""):
+        neardup.BucketRuns().push(pa.record_batch([pa.array([0]), pa.array([1])], names=["pass", "key"]))
+    with pytest.raises(ValueError, match="window"):
+        neardup.BucketRuns(window=0)
 
 
 def test_key_shards_pack_every_key_into_its_shard():
