@@ -274,16 +274,16 @@ impl Gather {
         let keys = batch
             .column_by_name("keys")
             .ok_or("ShardRuns: no column \"keys\"")?;
-        let keys = cast(keys, &DataType::LargeBinary)
-            .map_err(|e| format!("ShardRuns: column \"keys\": {e}"))?;
-        let keys = keys.as_binary::<i64>();
-        for i in 0..keys.len() {
+        // Read where they lie, either offset width (no copy of the blobs).
+        let blobs: Box<dyn Iterator<Item = Option<&[u8]>>> = match keys.data_type() {
+            DataType::Binary => Box::new(keys.as_binary::<i32>().iter()),
+            DataType::LargeBinary => Box::new(keys.as_binary::<i64>().iter()),
+            t => return Err(format!("ShardRuns: column \"keys\" is {t}, not binary")),
+        };
+        for b in blobs {
             let blob = self.blobs;
             self.blobs += 1;
-            if keys.is_null(i) {
-                continue;
-            }
-            let b = keys.value(i);
+            let Some(b) = b else { continue };
             if b.len() % ROW_BYTES != 0 {
                 return Err(format!(
                     "ShardRuns: blob {blob} has {} bytes, not a multiple of {ROW_BYTES}",

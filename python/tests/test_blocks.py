@@ -218,7 +218,8 @@ def test_shard_runs_give_each_buckets_pairs_and_size(max_bucket, window, memory)
     while at < len(rows):
         step = rng.randrange(1, 3 * max_bucket + 40)
         blobs = [_blob(rows[i:i + 7]) for i in range(at, min(at + step, len(rows)), 7)]
-        runs.push(pa.record_batch([pa.array(blobs + [None], pa.binary())], names=["keys"]))
+        kind = rng.choice([pa.binary(), pa.large_binary()])  # either offset width
+        runs.push(pa.record_batch([pa.array(blobs + [None], kind)], names=["keys"]))
         at += step
     out = list(runs.finish())
     assert out and all(o.num_rows for o in out)
@@ -274,6 +275,8 @@ def test_shard_runs_refuse_a_broken_blob():
         neardup.ShardRuns().push(pa.record_batch([pa.array([1])], names=["k"]))
     with pytest.raises(ValueError, match="memory"):
         neardup.ShardRuns(memory=1)
+    with pytest.raises(ValueError, match="is Int64, not binary"):
+        neardup.ShardRuns().push(pa.record_batch([pa.array([1])], names=["keys"]))
 
 
 def reference_components(edges):
