@@ -62,6 +62,7 @@ impl Packer {
             .map_err(|e| format!("KeyShards: column \"keys\": {e}"))?;
         let keys = keys.as_list::<i32>();
         let values = keys.values().as_primitive::<Int64Type>();
+        let offsets = keys.value_offsets();
         let shards = self.blobs.len() as u64;
         for i in 0..batch.num_rows() {
             let row = self.rows;
@@ -73,7 +74,6 @@ impl Packer {
                 continue;
             }
             let m = member.value(i);
-            let offsets = keys.value_offsets();
             let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
             for (pass, j) in (start..end).enumerate() {
                 if values.is_null(j) {
@@ -233,10 +233,8 @@ struct Merge {
 
 impl Merge {
     fn new(mut sources: Vec<Source>) -> Result<Self, String> {
-        let sources_len = sources.len();
         let mut heap = BinaryHeap::new();
-        // One run is read as it is (`next`), without the heap.
-        for (i, s) in sources.iter_mut().enumerate().filter(|_| sources_len > 1) {
+        for (i, s) in sources.iter_mut().enumerate() {
             if let Some(r) = s.next()? {
                 heap.push(Reverse((r, i)));
             }
@@ -245,9 +243,6 @@ impl Merge {
     }
 
     fn next(&mut self) -> Result<Option<Row>, String> {
-        if self.sources.len() == 1 {
-            return self.sources[0].next();
-        }
         let Some(Reverse((row, i))) = self.heap.pop() else {
             return Ok(None);
         };
