@@ -606,6 +606,11 @@ class ShardRuns:
     def push(self, batch: Any) -> None:
         """Reads the blobs of `batch` (anything with `__arrow_c_stream__`)."""
         ...
+    @property
+    def spilled(self) -> int:
+        """The sorted runs spilled to disk since the object was made (0 while every push
+        fitted the memory budget)."""
+        ...
     def finish(self) -> ShardRunsOutput:
         """Ends the input: the rows, as an iterator of batches (the object starts afresh
         once it is read)."""

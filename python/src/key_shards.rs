@@ -260,6 +260,8 @@ struct Gather {
     budget: usize,
     spill_dir: Option<PathBuf>,
     spilled: Vec<File>,
+    /// Sorted runs written to disk since the object was made.
+    runs_spilled: u64,
     blobs: u64,
     merge: Option<Merge>,
 }
@@ -313,6 +315,7 @@ impl Gather {
         }
         f.seek(SeekFrom::Start(0)).map_err(err)?;
         self.spilled.push(f);
+        self.runs_spilled += 1;
         self.rows = Vec::new();
         Ok(())
     }
@@ -407,6 +410,7 @@ impl ShardRuns {
                 budget: budget("ShardRuns", memory.unwrap_or(256 << 20))?,
                 spill_dir,
                 spilled: Vec::new(),
+                runs_spilled: 0,
                 blobs: 0,
                 merge: None,
             })),
@@ -425,6 +429,13 @@ impl ShardRuns {
             }
             Ok(())
         })
+    }
+
+    /// The sorted runs spilled to disk since the object was made (0 while every push
+    /// fitted the memory budget).
+    #[getter]
+    fn spilled(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.gather, |g| Ok(g.runs_spilled))
     }
 
     /// Ends the input: the settled rows, as an iterator of batches (the object starts

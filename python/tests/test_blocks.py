@@ -221,6 +221,12 @@ def test_shard_runs_give_each_buckets_pairs_and_size(max_bucket, window, memory)
         kind = rng.choice([pa.binary(), pa.large_binary()])  # either offset width
         runs.push(pa.record_batch([pa.array(blobs + [None], kind)], names=["keys"]))
         at += step
+    # Past the budget, sorted runs went to disk: at least one per budget's worth of rows
+    # (a blob holds at most 7 rows, so a run holds at most the budget and 6 rows more).
+    if memory is None:
+        assert runs.spilled == 0
+    else:
+        assert runs.spilled >= len(rows) * 24 // (memory + 6 * 24) - 1 > 0
     out = list(runs.finish())
     assert out and all(o.num_rows for o in out)
     _check_runs(pa.Table.from_batches(out), buckets, max_bucket, window)

@@ -163,6 +163,47 @@ def test_spark_chains_big_bucket_and_demo(spark, cli, tmp_path, settings):
             ), expected["clusters"][:5]
 
 
+def spill_counter(path):
+    """An ``on_task`` hook appending each stage-one sort task's spilled runs to
+    ``path`` (shipped to the executors by value)."""
+    path = str(path)
+
+    def hook(name, count):
+        if name == "stage one spills":
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"{count}\n")
+
+    return hook
+
+
+def test_spark_stage_one_spills_past_its_memory_and_gives_the_cli_answer(spark, cli, tmp_path):
+    """With ``spark.neardup.stageOneMemory`` at 24 KiB (1,024 keys), every task of
+    stage one's sort spills sorted runs to its executor's local disk and merges them:
+    the CLI's answer on near-duplicate chains and a 5,000-member bucket. A value that
+    is not a size is refused before any work."""
+    import neardup.spark as nds
+
+    path = tmp_path / "chains.jsonl"
+    chains(path)
+    expected = run_cli(cli, path, tmp_path, [])
+    spilled = tmp_path / "spilled.txt"
+    try:
+        spark.conf.set(nds.STAGE_ONE_MEMORY, "24k")
+        r = nds.dedup(nds.read_inputs(spark, [str(path)], None).repartition(3), on_task=spill_counter(spilled))
+        assert spark_result(r) == expected
+        runs = [int(x) for x in spilled.read_text().split()]
+        # ~5,100 records of 6 keys in 4 shuffle partitions: a few runs in every task.
+        assert runs and all(n >= 2 for n in runs), runs
+        spark.conf.set(nds.STAGE_ONE_MEMORY, "lots")
+        with pytest.raises(ValueError, match="stageOneMemory.*not a size"):
+            nds.dedup(nds.read_inputs(spark, [str(path)], None))
+        spark.conf.set(nds.STAGE_ONE_MEMORY, "2g")
+        with pytest.raises(ValueError, match="between 24 bytes and 1 GiB"):
+            nds.dedup(nds.read_inputs(spark, [str(path)], None))
+    finally:
+        spark.conf.unset(nds.STAGE_ONE_MEMORY)
+
+
 def test_spark_survives_a_lost_worker_mid_stage(spark, cli, corpus, tmp_path, failure_marker):
     """A task of the sketch stage and one of the verify stage each lose their Python
     worker (SIGKILL) after producing their output, on their first attempt; Spark retries
@@ -302,7 +343,8 @@ def read_report_dir(path):
 
 def test_spark_connect_runs_the_job_with_file_uris(cli, tmp_path):
     """The command over Spark Connect (a local server started by ``--remote local[2]``),
-    every path a ``file://`` URI, writes the CLI's outputs: the kept lines byte for byte,
+    every path a ``file://`` URI and stage one's sort spilling past a memory of 16 KiB
+    (``--stage-one-memory``), writes the CLI's outputs: the kept lines byte for byte,
     the clusters, the pairs, the rejects (but for the input's name, a URI here) and the
     report's accounting. Nothing of the job reaches for the JVM, RDDs or the
     SparkContext, which Spark Connect does not have."""
@@ -315,7 +357,7 @@ def test_spark_connect_runs_the_job_with_file_uris(cli, tmp_path):
     sp = tmp_path / "spark"
     uri = lambda p: "file://" + str(p)  # noqa: E731
     subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", *map(uri, shards), "--remote", "local[2]",
-                    "-o", uri(sp / "kept"), "--rejects", uri(sp / "rejects"), "--clusters", uri(sp / "clusters"),
+                    "--stage-one-memory", "16k", "-o", uri(sp / "kept"), "--rejects", uri(sp / "rejects"), "--clusters", uri(sp / "clusters"),
                     "--pairs", uri(sp / "pairs"), "--report", uri(sp / "report")], check=True, cwd=tmp_path)
 
     def whole(d):
@@ -383,6 +425,10 @@ BAD_LINES = [
     b'{"id": 17, "html": "<p>numbers are ids too, and <b>HTML</b> bodies</p>"}',
     b'{"id": "crlf", "text": "a line ending in CR LF keeps its record and loses its CR"}\r',
     b'{"id": "bad-body", "text": ["not", "a", "string"]}',
+    # The same line twice: the second is a repeated id, not an exact duplicate (it
+    # leaves the exact groups).
+    b'{"id": "twin", "text": "a line written twice is rejected for its id, not dropped as a copy"}',
+    b'{"id": "twin", "text": "a line written twice is rejected for its id, not dropped as a copy"}',
 ]
 
 
@@ -509,9 +555,9 @@ def test_spark_reads_directories_and_globs_in_path_order(spark, tmp_path):
         r = nds.dedup(nds.read_inputs(spark, inputs))
         # (A record without an id is named by its input, which a directory names by path.)
         ids[how] = [(f["ordinal"], f["position"], (f["id"] or "").rsplit("/", 1)[-1]) for f in r.fates.collect()]
-        # chains() writes 5,122 lines; the second shard has 9 more records (11 bad lines,
+        # chains() writes 5,122 lines; the second shard has 11 more records (13 bad lines,
         # 2 of them blank).
-        assert [c["records"] for c in r.per_input] == [2500, 5122 - 2500 + 9], r.per_input
+        assert [c["records"] for c in r.per_input] == [2500, 5122 - 2500 + 11], r.per_input
     assert ids["files"] == ids["dir"] == ids["glob"]
     assert [o for o, _, _ in ids["files"]] == list(range(len(ids["files"])))
     with pytest.raises(FileNotFoundError):
@@ -556,7 +602,8 @@ def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, 
     shards = two_shards(tmp_path)
     # Exact copies (new ids, the same texts) and repeated ids in a third shard.
     rows = read_jsonl(shards[0])[:200:7]
-    copies = [dict(r, id=f"copy-{i}") for i, r in enumerate(rows)] + [dict(rows[0], text="a repeated id")]
+    # The last, a whole record again: a repeated id, not an exact copy.
+    copies = [dict(r, id=f"copy-{i}") for i, r in enumerate(rows)] + [dict(rows[0], text="a repeated id"), rows[1]]
     third = tmp_path / "shards" / "c.jsonl"
     third.write_text("".join(json.dumps(r) + "\n" for r in copies))
     names = [str(p) for p in shards] + [str(third)]

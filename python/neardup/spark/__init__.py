@@ -3,7 +3,7 @@
 As a command::
 
     python -m neardup.spark dedup INPUT... [--master URL | --remote URL]
-        [--shuffle-partitions N] [--overwrite] [--progress | -q]
+        [--shuffle-partitions N] [--stage-one-memory SIZE] [--overwrite] [--progress | -q]
         [-o KEPT] [--clusters DIR] [--pairs DIR] [--rejects DIR] [--report DIR]
         [--format jsonl|parquet] [--input-format json|parquet]
         [--sketches DIR] [--save-sketches DIR] [ALGORITHM FLAGS]
@@ -40,10 +40,14 @@ number the records) reach the driver:
 2. a global ordinal per record in input order (files sorted by path, records in file
    order; a DataFrame's own order otherwise), from the cached sketches;
 3. repeated ids rejected (the first record keeps its id), then the exact pre-pass:
-   group by exact fingerprint, the first record of each group stays;
-4. stage one: explode the bucket keys, shuffle by ``(pass, key)``, sort each partition
-   by bucket, and stream it through :class:`neardup.BucketRuns`: each bucket's pairs
-   under the big-bucket rule, memory bounded whatever a bucket's size; each pair once;
+   group by exact fingerprint, the first record of each group stays (both found by one
+   aggregation over ``(key, ordinal)`` alone);
+4. stage one: each task packs its records' bucket keys into one blob per shard
+   (:class:`neardup.KeyShards`), each shard goes to a partition of its own, and
+   :class:`neardup.ShardRuns` sorts its rows natively (spilling sorted runs to the
+   executor's local disk past ``spark.neardup.stageOneMemory``,
+   :data:`STAGE_ONE_MEMORY`) and pairs each bucket under the big-bucket rule, memory
+   bounded whatever a bucket's size; each pair once;
 5. stage two: :func:`neardup.verify_pairs` on the two sketches of each pair;
 6. clusters: connected components of the verified pairs (:func:`components`): up to
    ``ONE_TASK_EDGES`` (2^22) distinct pairs, by union-find in one task
@@ -66,12 +70,12 @@ from .job import SparkDedup, StageHook, dedup
 from .numbering import with_ordinal
 from .outputs import read_report, refuse_existing, write_kept, write_report
 from .report import report
-from .session import default_parallelism, release_checkpoints, shuffle_partitions, tune
+from .session import STAGE_ONE_MEMORY, default_parallelism, release_checkpoints, shuffle_partitions, tune
 from .sketching import TaskHook
 from .snapshots import SavedSketches, load_sketches, save_sketches
 
 __all__ = [
-    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "SavedSketches", "SparkDedup", "StageHook", "TaskHook",
+    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup", "StageHook", "TaskHook",
     "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
     "read_inputs", "read_report", "refuse_existing", "release_checkpoints", "report", "run",
     "save_sketches", "shuffle_partitions", "tune", "with_ordinal", "write_kept", "write_report",

@@ -4,6 +4,7 @@ candidate pairs under the library's big-bucket rule."""
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,6 +13,7 @@ import neardup
 
 from .columns import ORD
 from .session import keep
+from .sketching import TaskHook
 
 RUNS_SCHEMA = "a long, b long, size long"
 """What :func:`pair_runs` yields (:class:`neardup.ShardRuns`' rows): a pair (``size``
@@ -50,14 +52,24 @@ def packer(labels):
     return pack
 
 
-def pair_runs(batches):
-    """``mapInArrow`` over a partition's blobs: :class:`neardup.ShardRuns` sorts their
-    rows (spilling past its budget) and streams each bucket's pairs and size."""
-    runs = neardup.ShardRuns(spill_dir=_spill_dir())
-    for b in batches:
-        runs.push(b)
-    for out in runs.finish():
-        yield out
+def pair_runs(memory: Optional[int] = None, on_task: Optional[TaskHook] = None):
+    """The function ``mapInArrow`` runs over a partition's blobs:
+    :class:`neardup.ShardRuns` sorts their rows (in ``memory`` bytes, its default when
+    ``None``; past it in sorted runs spilled to the executor's local directory) and
+    streams each bucket's pairs and size. ``on_task("stage one spills", runs)`` is
+    called at the end of each task with the sorted runs it spilled."""
+
+    def pair(batches):
+        runs = neardup.ShardRuns(memory=memory, spill_dir=_spill_dir())
+        for b in batches:
+            runs.push(b)
+        spilled = runs.spilled
+        for out in runs.finish():
+            yield out
+        if on_task is not None:
+            on_task("stage one spills", spilled)
+
+    return pair
 
 
 def partition_labels(spark, n: int):
@@ -80,15 +92,16 @@ def partition_labels(spark, n: int):
     return [found.get(t, t) for t in range(n)]
 
 
-def stage_one(active):
+def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] = None):
     """Stage one on the engine: every ``(pass, key)`` bucket's candidate pairs under the
     library's big-bucket rule, each pair once. Each task packs its records' bucket
     keys into one blob per shard (:class:`neardup.KeyShards`; a shard is a stable hash
     of ``(pass, key)``, one per shuffle partition), so the shuffle moves a few binary
     rows per task instead of a row per key; each partition's
     :class:`neardup.ShardRuns` sorts its rows and pairs each bucket. Nothing gathers a
-    bucket into a row, and a partition past ``ShardRuns``' memory budget sorts in runs
-    spilled to the executor's local disk. Returns ``(candidates, runs)``: ``runs`` the
+    bucket into a row, and a partition past ``ShardRuns``' memory budget (``memory``
+    bytes: ``session.STAGE_ONE_MEMORY``) sorts in runs spilled to the executor's local
+    disk; ``on_task`` as :func:`pair_runs` calls it. Returns ``(candidates, runs)``: ``runs`` the
     streamed rows (``RUNS_SCHEMA``), kept — the statistics count the pairs enumerated
     and the big buckets from them — and let go of when done."""
     from pyspark.sql import functions as F
@@ -97,6 +110,6 @@ def stage_one(active):
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     blobs = (active.select(F.col(ORD).alias("member"), "keys")
              .mapInArrow(packer(partition_labels(spark, n)), "p int, keys binary"))
-    runs = keep(blobs.repartition(n, "p").mapInArrow(pair_runs, RUNS_SCHEMA))
+    runs = keep(blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA))
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
     return candidates, runs

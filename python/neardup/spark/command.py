@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 from .job import dedup
 from .outputs import refuse_existing, write, write_kept, write_report
 from .report import report
-from .session import release_checkpoints, tune
+from .session import STAGE_ONE_MEMORY, release_checkpoints, tune
 from .settings import resolve
 from .snapshots import load_sketches, save_sketches
 from .inputs import read_inputs
@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--shuffle-partitions", type=int, default=None,
                    help="spark.sql.shuffle.partitions (default: one per 64 MiB of input, at least the "
                         "default parallelism; adaptive execution coalesces small ones)")
+    d.add_argument("--stage-one-memory", metavar="SIZE", default=None,
+                   help="memory each task of stage one's sort holds before it spills sorted runs to "
+                        "local disk (spark.neardup.stageOneMemory: bytes, or 64m, 1g; default 256m)")
     d.add_argument("--overwrite", action="store_true",
                    help="replace output directories that exist (default: refuse them before any work)")
     d.add_argument("--progress", action="store_true",
@@ -107,6 +110,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     lines = not args.quiet and not args.progress and sys.stderr.isatty()
     spark = _session(args)
     try:
+        if args.stage_one_memory is not None:
+            spark.conf.set(STAGE_ONE_MEMORY, args.stage_one_memory)
         tune(spark, args.inputs, args.shuffle_partitions)
         rep = run(spark, args.inputs, output=args.output, clusters=args.clusters, pairs=args.pairs,
                   rejects=args.rejects, report_path=args.report, sketches=args.sketches,

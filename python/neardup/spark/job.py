@@ -13,7 +13,7 @@ from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, 
 from .components import components
 from .inputs import kept_line
 from .numbering import number
-from .session import cut_lineage, keep
+from .session import cut_lineage, keep, stage_one_memory
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
 from .snapshots import SAVED_COLUMNS, SavedSketches
@@ -22,6 +22,23 @@ from .verifying import VERDICT_SCHEMA, verifier
 StageHook = Callable[[str, Any], None]
 """Called on the driver at the end of each stage of :func:`dedup` with the stage's name
 and the DataFrame it made (kept for reuse; a bench's clock materializes it)."""
+
+
+def judged_counts(r) -> List[Any]:
+    """Stage two's pairs of a :func:`dedup` result counted by kind, verdict, site class,
+    Charikar agreement, shared supershingles and whether the pair's later record is of
+    this snapshot (``new``): what the statistics and the report's decision histograms
+    read. One aggregation on the executors, run once per result; the driver gets a row
+    per combination (a few hundred at most in practice), never a row per pair."""
+    from pyspark.sql import functions as F
+
+    p = r._parts
+    if "judged_counts" not in p:
+        p["judged_counts"] = (
+            p["judged"].groupBy("kind", "near_duplicate", "site", "charikar_agreement", "shared_supershingles",
+                                (F.col("b") >= p["old"]).alias("new"))
+            .count().collect())
+    return p["judged_counts"]
 
 
 @dataclass
@@ -95,13 +112,12 @@ class SparkDedup:
         big = size > neardup.DEFAULT_MAX_BUCKET
         e, bb, bbm = p["runs"].agg(
             F.count(F.when(size.isNull(), 1)), F.count(F.when(big, 1)), F.sum(F.when(big, size))).collect()[0]
-        reported = p["pairs_ord"].where(F.col("b") >= old)
-        classes = {r["site"]: r["count"] for r in reported.groupBy("site").count().collect()}
-        sizes = p["cluster_sizes"]
-        # Per power of two of the size: the clusters, their members and the biggest.
-        bins = (sizes.groupBy((F.floor(F.log2(size))).cast("int").alias("k"))
-                .agg(F.count(F.lit(1)).alias("count"), F.sum(size).alias("members"), F.max(size).alias("max"))
-                .collect())
+        judged = judged_counts(self)
+        classes: Dict[str, int] = {}
+        for r in judged:
+            if r["new"] and (r["kind"] == "exact" or r["near_duplicate"]):
+                classes[r["site"]] = classes.get(r["site"], 0) + r["count"]
+        bins = p["size_bins"]
         n_clusters = sum(r["count"] for r in bins)
         clustered = sum(r["members"] for r in bins)
         max_size = max((r["max"] for r in bins), default=0)
@@ -115,8 +131,8 @@ class SparkDedup:
             "rejected": c["rejected"], "bytes": int(bytes_ or 0), "exact_groups": exact_groups,
             "candidates": {"passes": passes if keys else 0, "keys": keys, "pairs_enumerated": int(e or 0),
                            "big_buckets": int(bb or 0), "big_bucket_members": int(bbm or 0),
-                           "candidates": p["candidates"].count()},
-            "verified": p["pairs_ord"].where(F.col("kind") == "near").count(),
+                           "candidates": sum(r["count"] for r in judged if r["kind"] == "near")},
+            "verified": sum(r["count"] for r in judged if r["kind"] == "near" and r["near_duplicate"]),
             "high_recall_added": 0,
             "same_site_pairs": classes.get("same", 0), "cross_site_pairs": classes.get("cross", 0),
             "unknown_site_pairs": classes.get("unknown", 0),
@@ -189,20 +205,43 @@ def _repeats(rows, key: str):
     return groups, groups.count()
 
 
+def _both_repeats(sk, competes, accepted):
+    """The repeated ids among the rows that ``competes`` and the exact groups among the
+    ``accepted`` rows, as :func:`_repeats` gives each, in one job and one shuffle: ``(ids, their number, groups, their number, the kept
+    frame both are read from)``."""
+    from pyspark.sql import functions as F
+
+    # One exchange for both: a row per competing record keyed by its id, a row per
+    # accepted record keyed by its fingerprint (the other key null).
+    keyed = (sk.where(competes).select(F.col("id").alias("_id"), F.lit(None).cast("binary").alias("_exact"), ORD)
+             .union(sk.where(accepted).select(F.lit(None).cast("string").alias("_id"),
+                                              F.col("exact").alias("_exact"), ORD)))
+    both = keep(keyed.groupBy("_id", "_exact").agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
+                .where((F.col("_n") > 1) & (F.col("_id").isNotNull() | F.col("_exact").isNotNull()))
+                .select("_id", "_exact", "_first"))
+    n = {r["is_id"]: r["count"] for r in
+         both.groupBy(F.col("_id").isNotNull().alias("is_id")).count().collect()}
+    ids = both.where(F.col("_id").isNotNull()).select(F.col("_id").alias("id"), "_first")
+    groups = both.where(F.col("_exact").isNotNull()).select(F.col("_exact").alias("exact"), "_first")
+    return ids, n.get(True, 0), groups, n.get(False, 0), both
+
+
 def _first_ids_and_exact(sk, old: int, held: List[Any]):
     """Repeated ids among this snapshot's records (the first, in input order, keeps its
     id; the others are rejected ``duplicate_id``), then the exact pre-pass (the first
-    record of each exact group stays; the others get ``exact_of``). Frames kept on the
-    way are appended to ``held``. Returns the sketches and the number of exact groups
-    (of two records or more)."""
+    record of each exact group stays; the others get ``exact_of``). Both are found in
+    one aggregation; only when an id is repeated are the exact groups found again,
+    without the records that lost their id. Frames kept on the way are appended to
+    ``held``. Returns the sketches and the number of exact groups (of two records or
+    more)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     new = F.col(ORD) >= F.lit(old)
     # Only this snapshot's accepted records with an id compete for it.
     competes = F.col("rejected").isNull() & new & (F.col("id") != "")
-    ids, n = _repeats(sk.where(competes).select("id", ORD), "id")
-    held.append(ids)
+    ids, n, groups, n_groups, both = _both_repeats(sk, competes, F.col("rejected").isNull())
+    held.append(both)
     if n <= BROADCAST_GROUPS:
         sk = sk.join(F.broadcast(ids), "id", "left")
         first_id = F.col("_first")
@@ -218,15 +257,17 @@ def _first_ids_and_exact(sk, old: int, held: List[Any]):
                                                                    first_id)).otherwise(F.col("rejected")))
           .drop("_first"))
     accepted = F.col("rejected").isNull()
-    groups, n = _repeats(sk.where(accepted).select("exact", ORD), "exact")
-    held.append(groups)
-    if n <= BROADCAST_GROUPS:
+    if n:
+        # Records rejected for their id leave the exact groups: found again without them.
+        groups, n_groups = _repeats(sk.where(accepted).select("exact", ORD), "exact")
+        held.append(groups)
+    if n_groups <= BROADCAST_GROUPS:
         sk = sk.join(F.broadcast(groups), "exact", "left")
         rep = F.col("_first")
     else:
         # A rejected record without a fingerprint (null) is a window of its own.
         rep = F.min(ORD).over(Window.partitionBy("exact", F.when(F.col("exact").isNull(), F.col(ORD))))
-    return sk.withColumn("exact_of", F.when(accepted & (F.col(ORD) != rep), rep)).drop("_first"), n
+    return sk.withColumn("exact_of", F.when(accepted & (F.col(ORD) != rep), rep)).drop("_first"), n_groups
 
 
 def _paired_sketches(sk, pairs):
@@ -305,6 +346,20 @@ def _fates(sk, labels, old: int):
     return fates, fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
 
 
+def _size_bins(sizes, old: int) -> List[Any]:
+    """The clusters per power of two of their size (``k``): their number, members and
+    biggest size, and this snapshot's records among their members and clusters
+    represented by one of them (``new_members``, ``new_clusters``). One aggregation on
+    the executors; the driver gets a row per power of two."""
+    from pyspark.sql import functions as F
+
+    size = F.col("size")
+    return (sizes.groupBy(F.floor(F.log2(size)).cast("int").alias("k"))
+            .agg(F.count(F.lit(1)).alias("count"), F.sum(size).alias("members"), F.max(size).alias("max"),
+                 F.sum("_new").alias("new_members"), F.count(F.when(F.col("c") >= old, 1)).alias("new_clusters"))
+            .collect())
+
+
 def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] = None,
           on_stage: Optional[StageHook] = None, on_task: Optional[TaskHook] = None,
           **params: Any) -> SparkDedup:
@@ -324,8 +379,14 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
 
     Hooks, for benches and tests: ``on_stage(name, frame)`` is called on the driver at
     each stage's end; ``on_task(stage, batches)`` on the executors at the end of each
-    task of the ``"sketch"`` and ``"verify"`` stages (it is shipped to them, so it must
-    pickle)."""
+    task of the ``"sketch"`` and ``"verify"`` stages, and ``on_task("stage one
+    spills", runs)`` at the end of each task of stage one's sort (it is shipped to
+    them, so it must pickle).
+
+    The session setting ``spark.neardup.stageOneMemory`` (``session.STAGE_ONE_MEMORY``:
+    bytes, or ``"64m"``; 256 MiB by default) is the memory each task of stage one's
+    sort holds before it spills sorted runs to the executor's local disk; a bad value
+    is refused here, before any work."""
     from pyspark.sql import functions as F
 
     stage = on_stage or (lambda name, frame: None)
@@ -338,6 +399,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
                 raise ValueError(f"saved sketches were made with {k} {previous.meta.get(k)!r}, "
                                  f"this run uses {meta[k]!r}")
         old = int(previous.meta["count"])
+    memory = stage_one_memory(df.sparkSession)
     records, json_mode, source = _prepare(df, ordinal, params, fields)
     sk_all, sk, per_input = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
     held: List[Any] = []
@@ -350,7 +412,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         frame.unpersist()
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, runs = stage_one(active)
+    cand, runs = stage_one(active, memory, on_task)
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
@@ -378,7 +440,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         .distinct()
     )
     # A cluster of old records only is old news.
-    sizes = (members.groupBy("c").agg(F.count(F.lit(1)).alias("size"), F.max(ORD).alias("_last"))
+    sizes = (members.groupBy("c").agg(F.count(F.lit(1)).alias("size"), F.max(ORD).alias("_last"),
+                                      F.count(F.when(F.col(ORD) >= old, 1)).alias("_new"))
              .where(F.col("_last") >= old))
     clusters = (
         members.join(sizes.select("c"), "c")
@@ -408,11 +471,15 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         kept = (source.drop(ORD).join(kept_keys.drop("id"), LINE_ID).orderBy(ORD)
                 .drop(ORD, *internal))
     new_fates = fates.where(F.col(ORD) >= old)
-    counts = {r["fate"]: r["count"] for r in new_fates.groupBy("fate").count().collect()}
+    # This snapshot's fates per input (the report's accounting per input too).
+    by_file = [(r[FILE], r["fate"], r["count"]) for r in new_fates.groupBy(FILE, "fate").count().collect()]
+    counts: Dict[str, int] = {}
+    for _, fate, n in by_file:
+        counts[fate] = counts.get(fate, 0) + n
+    bins = _size_bins(sizes, old)
     # The dropped records of this snapshot in the clusters (each cluster keeps one).
-    new_members, new_clusters = members.agg(
-        F.sum(F.when(F.col(ORD) >= old, 1).otherwise(0)),
-        F.countDistinct(F.when(F.col("c") >= old, F.col("c")))).collect()[0]
+    new_members = sum(r["new_members"] or 0 for r in bins)
+    new_clusters = sum(r["new_clusters"] or 0 for r in bins)
     c = {
         "read": sum(counts.values()),
         "kept": counts.get("kept", 0),
@@ -435,7 +502,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
     parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "runs": runs, "candidates": cand,
-             "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "cluster_sizes": sizes}
+             "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "size_bins": bins,
+             "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
                       _parts=parts, _cached=[sk, runs, cand, named, judged, kept_fates])

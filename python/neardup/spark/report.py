@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import neardup
 
+from .job import judged_counts
 from .session import conf
 
 
@@ -15,9 +16,6 @@ def decisions(r, charikar_bits: int, supershingles: int) -> Dict[str, Any]:
     candidates accepted and rejected at each Charikar agreement and at each count of
     shared supershingles (one aggregation on the executors; the driver gets at most a
     row per class, verdict, agreement and count of shared supershingles)."""
-    from pyspark.sql import functions as F
-
-    judged = r._parts["judged"].where(F.col("kind") == "near")
     classes = {"same": "same_site", "cross": "cross_site", "unknown": "unknown_site"}
     out: Dict[str, Any] = {"charikar_bits": charikar_bits, "supershingles": supershingles}
     for name in classes.values():
@@ -25,7 +23,9 @@ def decisions(r, charikar_bits: int, supershingles: int) -> Dict[str, Any]:
                      for v in ("accepted", "rejected") for m in ("agreement", "shared")}
     measures = (("agreement", "charikar_agreement", charikar_bits),
                 ("shared", "shared_supershingles", supershingles))
-    for row in judged.groupBy("site", "near_duplicate", *[c for _, c, _ in measures]).count().collect():
+    for row in judged_counts(r):
+        if row["kind"] != "near":
+            continue
         verdict = "accepted" if row["near_duplicate"] else "rejected"
         for measure, column, top in measures:
             at = min(int(row[column]), top)
@@ -48,9 +48,11 @@ def report(r, per_input: List[Dict[str, Any]], params: Dict[str, Any],
     c = r.counts
     # Per input: its records' fates, as the CLI counts them.
     fate_keys = {"kept": "kept", "exact": "exact_duplicates", "near": "near_duplicates", "rejected": "rejected"}
+    names = {i["file"]: i["input"] for i in r.per_input}
     by_input: Dict[str, Dict[str, int]] = {}
-    for row in r.fates.groupBy("input", "fate").count().collect():
-        by_input.setdefault(row["input"], {})[fate_keys[row["fate"]]] = row["count"]
+    for file, fate, n in r._parts["fates_by_file"]:
+        counts = by_input.setdefault(names.get(file), {})
+        counts[fate_keys[fate]] = counts.get(fate_keys[fate], 0) + n
     per_input = [dict(i, **{k: by_input.get(i["input"], {}).get(k, 0) for k in fate_keys.values()},
                       kept_written=None) for i in per_input]
     read_by_inputs = sum(i["records"] for i in per_input)

@@ -112,3 +112,32 @@ def tune(spark, inputs: List[str], partitions: Optional[int] = None) -> int:
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "true")
     spark.conf.set("spark.sql.shuffle.partitions", str(n))
     return n
+
+
+STAGE_ONE_MEMORY = "spark.neardup.stageOneMemory"
+"""The session setting for stage one's sort: the bytes of ``(pass, key, ordinal)`` rows
+(24 per key) each task sorts in memory before it spills a sorted run to the
+executor's local disk (:class:`neardup.ShardRuns`' ``memory``). A number of bytes,
+or with a suffix ``k``, ``m``, ``g`` (binary, as Spark's sizes: ``"256m"``); between
+24 bytes and 1 GiB; 256 MiB when unset. The memory is the Python worker's, outside the
+executor's JVM heap (count it in ``spark.executor.memoryOverhead``)."""
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+
+
+def stage_one_memory(spark) -> Optional[int]:
+    """The session's :data:`STAGE_ONE_MEMORY` in bytes, ``None`` when unset (the
+    default). A value that is not a size in range is a ``ValueError`` naming the
+    setting, raised on the driver before any work."""
+    given = conf(spark, STAGE_ONE_MEMORY)
+    if given is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", given)
+    unit = _UNITS.get(m.group(2).lower()) if m else None
+    if unit is None:
+        raise ValueError(f"{STAGE_ONE_MEMORY}: {given!r} is not a size (bytes, or a number with k, m or g)")
+    n = int(m.group(1)) * unit
+    if not 24 <= n <= 1 << 30:
+        raise ValueError(f"{STAGE_ONE_MEMORY}: {given!r} is {n} bytes; it must be between 24 bytes and 1 GiB")
+    return n
+

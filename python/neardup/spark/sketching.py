@@ -32,7 +32,9 @@ DataFrame's row, its ordinal) once the position is known (``numbering``)."""
 
 TaskHook = Callable[[str, int], None]
 """Called on the executor at the end of each task of the sketch and verify stages with
-the stage's name and the batches the task produced (for tests: see ``dedup``)."""
+the stage's name and the batches the task produced, and of stage one's sort with
+``"stage one spills"`` and the sorted runs it spilled to disk (for tests and benches:
+see ``dedup``)."""
 
 
 def sketcher(params: Dict[str, Any], fields: Dict[str, str], json_mode: bool,
