@@ -204,6 +204,33 @@ def test_spark_stage_one_spills_past_its_memory_and_gives_the_cli_answer(spark, 
         spark.conf.unset(nds.STAGE_ONE_MEMORY)
 
 
+def test_stage_one_memory_reads_sizes_as_spark_writes_them():
+    """``spark.neardup.stageOneMemory``: bytes, or a number with a binary suffix (as
+    Spark's sizes), unset for the default; anything else, or out of 24 bytes – 1 GiB,
+    an error naming the setting."""
+    import neardup.spark as nds
+    from neardup.spark.session import stage_one_memory
+
+    class Conf:
+        def __init__(self, value):
+            self.value = value
+
+        def get(self, key, default=None):
+            assert key == nds.STAGE_ONE_MEMORY
+            return default if self.value is None else self.value
+
+    class Session:
+        def __init__(self, value):
+            self.conf = Conf(value)
+
+    for given, want in ((None, None), ("4096", 4096), ("24", 24), ("24k", 24576), ("64m", 67108864),
+                        ("256MB", 268435456), ("1g", 1073741824), (" 2 kb ", 2048)):
+        assert stage_one_memory(Session(given)) == want, given
+    for bad in ("lots", "1.5g", "-5", "10 tb", "", "23", "1025m", "2g"):
+        with pytest.raises(ValueError, match="spark.neardup.stageOneMemory"):
+            stage_one_memory(Session(bad))
+
+
 def test_spark_survives_a_lost_worker_mid_stage(spark, cli, corpus, tmp_path, failure_marker):
     """A task of the sketch stage and one of the verify stage each lose their Python
     worker (SIGKILL) after producing their output, on their first attempt; Spark retries

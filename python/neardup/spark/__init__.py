@@ -75,7 +75,8 @@ from .sketching import TaskHook
 from .snapshots import SavedSketches, load_sketches, save_sketches
 
 __all__ = [
-    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup", "StageHook", "TaskHook",
+    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup",
+    "StageHook", "TaskHook",
     "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
     "read_inputs", "read_report", "refuse_existing", "release_checkpoints", "report", "run",
     "save_sketches", "shuffle_partitions", "tune", "with_ordinal", "write_kept", "write_report",

@@ -207,8 +207,8 @@ def _repeats(rows, key: str):
 
 def _both_repeats(sk, competes, accepted):
     """The repeated ids among the rows that ``competes`` and the exact groups among the
-    ``accepted`` rows, as :func:`_repeats` gives each, in one job and one shuffle: ``(ids, their number, groups, their number, the kept
-    frame both are read from)``."""
+    ``accepted`` rows, as :func:`_repeats` gives each, in one job and one shuffle:
+    ``(ids, their number, groups, their number, the kept frame both are read from)``."""
     from pyspark.sql import functions as F
 
     # One exchange for both: a row per competing record keyed by its id, a row per
