@@ -501,9 +501,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "runs": runs, "candidates": cand,
-             "pairs_ord": pairs_ord, "judged": judged, "old": old, "rounds": rounds, "size_bins": bins,
-             "fates_by_file": by_file}
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "runs": runs,
+             "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
                       _parts=parts, _cached=[sk, runs, cand, named, judged, kept_fates])
