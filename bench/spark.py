@@ -4,6 +4,7 @@ shuffle bytes per document, and the ratio of the whole job to `neardup dedup`.
 
   make python && .venv/bin/python bench/spark.py [CORPUS.jsonl] [--synth N]
       [--master local-cluster[2,1,2048]] [--partitions N] [--driver-memory 2g]
+      [--conf KEY=VALUE ...]
 
 CORPUS defaults to bench-out/rustdocs-text.jsonl (see bench/python.py); `--synth N`
 benches a generated corpus of about N documents instead (`neardup synth`, written to
@@ -24,7 +25,8 @@ bench-out/synth-N.jsonl once). Three Spark runs on the same session, then a meas
   the records and writes the kept lines in order pays before deduplicating anything
   (the write as it costs when no line is dropped).
 
-The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
+`--conf KEY=VALUE` (repeatable) adds a setting to the session, to measure it against
+the defaults. The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
 shuffle partitions from the input's size, unless `--partitions` is given; zstd for
 shuffled blocks, `neardup.spark.SHUFFLE_CODEC`).
 
@@ -123,7 +125,15 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=None,
                     help="spark.sql.shuffle.partitions (default: the command's, neardup.spark.tune)")
     ap.add_argument("--driver-memory", default="2g")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting added to the Spark session (repeatable)")
     args = ap.parse_args()
+    confs = []
+    for kv in args.conf:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            ap.error(f"--conf {kv!r}: expected KEY=VALUE")
+        confs.append((key, value))
     cli = cli_binary()
     if args.synth:
         corpus = ROOT / "bench-out" / f"synth-{args.synth}.jsonl"
@@ -155,12 +165,14 @@ def main() -> None:
         import neardup.spark as nds
 
         t = time.perf_counter()
-        spark = (SparkSession.builder.master(args.master).appName("neardup-bench")
-                 .config("spark.pyspark.python", sys.executable)
-                 .config("spark.driver.memory", args.driver_memory)
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.io.compression.codec", nds.SHUFFLE_CODEC)
-                 .getOrCreate())
+        builder = (SparkSession.builder.master(args.master).appName("neardup-bench")
+                   .config("spark.pyspark.python", sys.executable)
+                   .config("spark.driver.memory", args.driver_memory)
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.io.compression.codec", nds.SHUFFLE_CODEC))
+        for key, value in confs:
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         startup = time.perf_counter() - t
         partitions = nds.tune(spark, [str(corpus)], args.partitions)
@@ -194,7 +206,7 @@ def main() -> None:
     same = kept == cli_kept and warm_kept == cli_kept and clocked_kept == cli_kept
     out = {
         "corpus": corpus.name, "documents": docs, "bytes": size, "master": args.master,
-        "shuffle_partitions": partitions, "driver_memory": args.driver_memory,
+        "shuffle_partitions": partitions, "driver_memory": args.driver_memory, "conf": dict(confs),
         "accounting_holds": rep["accounting"]["holds"], "cli_seconds": cli_s, "spark_startup_seconds": startup,
         "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "spark_seconds_warm": warm, "same_kept_ids": same,
         "kept": len(kept), "stages": clock.stages, "floor": floor,
