@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 
@@ -546,6 +547,49 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, 
         sample_section((cli_out / "page.html").read_text(encoding="utf-8"))
     splits = nds.read_inputs(spark, names).select("_nd_file", "_nd_block", nds.INPUT).distinct().count()
     assert splits == (2 if split_bytes is None else sum(-(-p.stat().st_size // split_bytes) for p in shards)), splits
+    spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
+@pytest.mark.parametrize("layout", ["one-file-split", "files-packed", "repartitioned"])
+def test_spark_kept_lines_are_written_where_they_are_read_when_in_order(spark, cli, tmp_path, capsys, layout):
+    """When the scan's partitions hold the lines in input order (one file cut into
+    splits of one size), each task writes the kept lines of its own splits: no
+    exchange in the plan, the text never moves. When they do not (two files packed
+    into one task, the bigger, second file read first) or the frame is no longer the
+    scan (repartitioned), the lines are sorted into input order. The kept part files
+    are the CLI's kept file byte for byte either way."""
+    import neardup.spark as nds
+    from neardup.spark.outputs import _kept_lines
+
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(60_000 if layout != "files-packed" else 128 << 20))
+    spark.conf.set("spark.sql.files.openCostInBytes", str(0 if layout != "files-packed" else 4 << 20))
+    shards = two_shards(tmp_path)
+    if layout != "files-packed":
+        one = tmp_path / "one.jsonl"
+        one.write_bytes(b"".join(p.read_bytes() for p in shards))
+        shards = [one]
+    names = [str(p) for p in shards]
+    subprocess.run([cli, "dedup", *names, "-q", "-o", tmp_path / "cli-kept.jsonl"], check=True)
+    df = nds.read_inputs(spark, names)
+    if layout == "repartitioned":
+        # The same partitions, but a new frame: not the scan any more, as far as the job knows.
+        df = df.repartition(df.rdd.getNumPartitions(), "_nd_li")
+    r = nds.dedup(df)
+    capsys.readouterr()
+    _kept_lines(r).explain()
+    plan = capsys.readouterr().out
+    in_place = layout == "one-file-split"
+    assert r._parts["in_order"] == (layout != "files-packed")
+    # The plan down to the first broadcast (the dropped lines' ids, made by earlier,
+    # cached stages) is the lines' own path: a shuffle there moves the text.
+    lines_path = plan.split("BroadcastExchange")[0]
+    assert (re.search(r"\bExchange ", lines_path) is None) == in_place, plan
+    out = tmp_path / "kept"
+    assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
+    files = sorted(out.glob("part-*"))
+    assert len(files) > 1, "written by several tasks"
+    assert b"".join(f.read_bytes() for f in files) == (tmp_path / "cli-kept.jsonl").read_bytes()
     spark.conf.unset("spark.sql.files.maxPartitionBytes")
     spark.conf.unset("spark.sql.files.openCostInBytes")
 

@@ -55,7 +55,9 @@ number the records) reach the driver:
    DataFrames, checkpointed every few rounds; the representative is the component's
    first record (``keep="first"``);
 7. fates joined back to the records: read = kept + exact + near + rejected; the kept
-   records taken from a second read of the input (as the CLI's second pass does).
+   records taken from a second read of the input (as the CLI's second pass does),
+   written where they are read when the scan's splits fall in input order (one file),
+   sorted into input order otherwise.
 
 Settings the distributed job does not support yet are refused: boilerplate removal,
 the high-recall union, verified clusters, ``keep`` other than ``first``, and stage-one

@@ -114,7 +114,17 @@ def read_inputs(spark, inputs: List[str], fmt: Optional[str] = None,
         rows = scan.select("*", F.lit(False).alias(BLANK), F.lit(0).cast("long").alias(BYTES), *where)
     names = spark.createDataFrame([(path, i, name) for i, (name, path, _) in enumerate(files)],
                                   f"_nd_path string, {FILE} int, {INPUT} string")
-    return rows.join(F.broadcast(names), "_nd_path").drop("_nd_path")
+    out = rows.join(F.broadcast(names), "_nd_path").drop("_nd_path")
+    # Marks the scan as read here: its partitions are the files' splits, which
+    # ``outputs.write_kept`` may write where they lie (a frame made from it — a
+    # repartition, a filter — is a new object, unmarked).
+    setattr(out, SCAN, True)
+    return out
+
+
+SCAN = "_nd_scan"
+"""The attribute :func:`read_inputs` sets on the frame it returns: a frame whose
+partitions are the input's splits as Spark's scan makes them."""
 
 
 def kept_line():

@@ -289,7 +289,8 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
               old: int, params: Dict[str, Any], fields: Dict[str, str], on_task: Optional[TaskHook]):
     """Every record's sketch, numbered (``ORD`` offset by ``old``, ``POSITION``), with
     the earlier snapshot's sketches before them. Returns ``(sketches of every line —
-    cached, to let go once the result is kept —, numbered sketches, per input)``."""
+    cached, to let go once the result is kept —, numbered sketches, per input, whether
+    the scan's partitions hold the lines in input order)`` (see ``numbering.number``)."""
     from pyspark.sql import functions as F
 
     sk_all = keep(records.mapInArrow(sketcher(params, fields, json_mode, on_task), SKETCH_SCHEMA))
@@ -297,8 +298,9 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
         sk = (sk_all.withColumn(ORD, F.col(LINE_ID)).withColumn(POSITION, F.lit(None).cast("long"))
               .drop(INPUT, BLOCK, BLANK, BYTES))
         per_input: List[Dict[str, Any]] = []
+        in_order = False
     else:
-        sk, per_input = number(sk_all, json_mode)
+        sk, per_input, in_order = number(sk_all, json_mode)
     if old:
         sk = sk.withColumn(ORD, F.col(ORD) + F.lit(old))
     if previous is not None:
@@ -308,7 +310,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
             F.lit(None).cast("string").alias("rejected"), F.lit(None).cast("string").alias("rejected_code"),
             *SAVED_COLUMNS[1:])
         sk = prev.unionByName(sk)
-    return sk_all, sk, per_input
+    return sk_all, sk, per_input, in_order
 
 
 def _fates(sk, labels, old: int):
@@ -401,7 +403,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         old = int(previous.meta["count"])
     memory = stage_one_memory(df.sparkSession)
     records, json_mode, source = _prepare(df, ordinal, params, fields)
-    sk_all, sk, per_input = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
+    sk_all, sk, per_input, in_order = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
     held: List[Any] = []
     sk, exact_groups = _first_ids_and_exact(sk, old, held)
     # Materialized (the input is not read again for it) with its lineage cut: every
@@ -501,7 +503,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "exact_groups": exact_groups, "runs": runs,
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "in_order": in_order, "exact_groups": exact_groups, "runs": runs,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,

@@ -9,7 +9,7 @@ from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, LINE_ID, ORD, POSITION
 from .sketching import GENERATED
 
 
-def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
+def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], bool]:
     """``sk_all`` (sketches of every line or row, blank lines included, cached) with
     ``ORD`` and ``POSITION``, blank lines left out, the input named by ``FILE`` alone
     (the names are in the counts), and the inputs' counts.
@@ -23,8 +23,12 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
     Generated ids (``sketching.GENERATED``) become the CLI's: ``INPUT:LINE`` for a
     JSONL record, the ordinal for a DataFrame's row.
 
-    Returns the numbered sketches and, per input read, ``{"file", "input", "records",
-    "bytes"}`` (``file`` its index in input order)."""
+    Returns the numbered sketches; per input read, ``{"file", "input", "records",
+    "bytes"}`` (``file`` its index in input order); and whether ``LINE_ID`` order is
+    input order (each split's first ``LINE_ID`` grows with ``(FILE, BLOCK)``): then the
+    scan's own partitions, read in order, hold the lines in input order (a
+    ``LINE_ID``'s high bits are its partition), as when one file is cut into splits of
+    one size, and the kept lines are written where they are read, with no sort."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -36,10 +40,12 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
                    F.first(INPUT).alias("input"))
               .collect())
     offsets, per_input = [], {}
-    records = 0
+    records, last_first, in_order = 0, -1, True
     lines_in_file: Dict[int, int] = {}
     for s in sorted(splits, key=lambda s: (s[FILE], s[BLOCK])):
         f = s[FILE]
+        in_order = in_order and s["first"] > last_first
+        last_first = s["first"]
         offsets.append((f, s[BLOCK], records, lines_in_file.get(f, 0), s["first"], s["lines"] != s["records"]))
         records += s["records"]
         lines_in_file[f] = lines_in_file.get(f, 0) + s["lines"]
@@ -66,7 +72,7 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]]]:
            else F.col(ORD).cast("string"))
     numbered = (numbered.withColumn("id", F.when(generated, own).otherwise(F.col("id")))
                 .drop("_nd_roff", "_nd_loff", "_nd_first", "_nd_gaps", INPUT, BLOCK, BLANK, BYTES))
-    return numbered, [dict(per_input[f], file=f) for f in sorted(per_input)]
+    return numbered, [dict(per_input[f], file=f) for f in sorted(per_input)], in_order
 
 
 def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from .inputs import exists, kept_line
+from .inputs import SCAN, exists, kept_line
 from .session import context
 
 
@@ -17,20 +17,30 @@ def mode(overwrite: bool) -> str:
     return "overwrite" if overwrite else "error"
 
 
+def _counted(df):
+    """``df`` with its rows counted as the writer takes them (an observation on the
+    write itself, so the output is not read again), and a function that gives the count
+    once ``df`` is written."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    seen = Observation()
+    return df.observe(seen, F.count(F.lit(1)).alias("rows")), lambda: int(seen.get["rows"])
+
+
 def write(df, path: str, fmt: str, overwrite: bool = False, nulls: bool = True) -> int:
     """Writes ``df`` — ordered by a sort, so that each task writes one range of it —
     as part files in ``path`` whose concatenation in name order is the whole output in
     order (JSONL with every field — nulls included unless not ``nulls`` — or Parquet),
-    and returns the rows
-    written, counted by reading them back. An existing ``path`` is an error unless
-    ``overwrite``. No single task writes everything."""
-    spark = df.sparkSession
+    and returns the rows written, counted as the writer takes them. An existing
+    ``path`` is an error unless ``overwrite``. No single task writes everything."""
+    df, written = _counted(df)
     w = df.write.mode(mode(overwrite))
     if fmt == "parquet":
         w.parquet(path)
-        return spark.read.parquet(path).count()
-    w.option("ignoreNullFields", "false" if nulls else "true").json(path)
-    return spark.read.text(path).count()
+    else:
+        w.option("ignoreNullFields", "false" if nulls else "true").json(path)
+    return written()
 
 
 def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
@@ -49,8 +59,9 @@ def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
             schema = spark.read.json(r.kept.select("line").rdd.map(lambda x: x[0])).schema
             rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
             return write(rows, path, fmt, overwrite)
-        _kept_lines(r).write.mode(mode(overwrite)).text(path)
-        return spark.read.text(path).count()
+        lines, written = _counted(_kept_lines(r))
+        lines.write.mode(mode(overwrite)).text(path)
+        return written()
     # A row's null fields are left out of its JSON line, as the CLI writes rows.
     return write(r.kept, path, fmt, overwrite, nulls=False)
 
@@ -58,7 +69,8 @@ def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
 BROADCAST_DROPPED = 1 << 22
 """Up to this many records not kept, :func:`write_kept` sends their line ids to every
 task and the input's lines are filtered where they are read (no shuffle of the text
-to join them); past it, the kept records are joined with the input's lines."""
+to join them; none at all when the scan's partitions are in input order); past it, the
+kept records are joined with the input's lines."""
 
 
 def _kept_lines(r):
@@ -73,10 +85,15 @@ def _kept_lines(r):
     if "source" not in p or dropped > BROADCAST_DROPPED:
         return r.kept.select("line")
     line = kept_line()
+    kept = p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
+    if p.get("in_order") and getattr(p["source"], SCAN, False):
+        # The scan's partitions (read_inputs' frame, unchanged), in order, hold the
+        # lines in input order (as found when they were numbered): each task writes
+        # the kept lines of its own splits, the text never moves.
+        return kept.select(line.alias("line"))
     # (file, split start, line id) is input order: the lines are sorted by it, text
     # moved once, by the sort.
-    return (p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
-            .orderBy(FILE, BLOCK, LINE_ID).select(line.alias("line")))
+    return kept.orderBy(FILE, BLOCK, LINE_ID).select(line.alias("line"))
 
 
 def refuse_existing(spark, paths: List[Optional[str]]) -> None:
