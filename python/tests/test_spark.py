@@ -695,6 +695,40 @@ def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, 
     assert rep["accounting"]["holds"] and rep["stats"]["exact_groups"] == report["stats"]["exact_groups"]
 
 
+@pytest.mark.parametrize("path", ["broadcast", "joined"])
+def test_spark_fates_name_the_record_each_duplicates_as_the_cli(spark, cli, tmp_path, monkeypatch, path):
+    """Every record's fate and the id of the record it duplicates (``of``) equal the
+    CLI's annotations (``neardup_fate``, ``neardup_of``), in input order, with exact
+    copies and near-duplicate chains: with the duplicated records' ids sent to every
+    task, and (their limit set to -1) joined with every record's id."""
+    import neardup.spark as nds
+    import neardup.spark.job as job
+
+    if path == "joined":
+        monkeypatch.setattr(job, "BROADCAST_GROUPS", -1)
+    shards = two_shards(tmp_path)
+    rows = read_jsonl(shards[0])[:200:7]
+    third = tmp_path / "shards" / "c.jsonl"
+    third.write_text("".join(json.dumps(dict(r, id=f"copy-{i}")) + "\n" for i, r in enumerate(rows)))
+    names = [str(p) for p in shards] + [str(third)]
+    subprocess.run([cli, "dedup", *names, "-q", "--annotate", tmp_path / "annotated.jsonl"], check=True)
+    want = []
+    for line in (tmp_path / "annotated.jsonl").read_bytes().splitlines():
+        try:
+            a = json.loads(line)
+        except ValueError:
+            continue  # a rejected line, written as it was read
+        if isinstance(a, dict) and a.get("neardup_fate") not in (None, "rejected"):
+            # (A record without an id has the generated one, `INPUT:LINE`, in both.)
+            want.append((str(a.get("id", "")), a["neardup_fate"], a["neardup_of"]))
+    r = nds.dedup(nds.read_inputs(spark, names))
+    got = [(f["id"] if w[0] else "", f["fate"], f["of"])
+           for f, w in zip(r.fates.where("fate != 'rejected'").collect(), want)]
+    assert {f for _, f, _ in want} == {"kept", "exact", "near"}
+    assert r.counts["read"] - r.counts["rejected"] == len(want)
+    assert got == want
+
+
 def test_spark_parquet_inputs_equal_the_cli(spark, cli, tmp_path):
     """Parquet inputs (two files, the second with a column the first lacks, several row
     groups each) are read by one scan with their schemas merged and numbered from the
