@@ -695,16 +695,16 @@ def test_spark_paths_for_many_repeats_and_drops_give_the_same_files(spark, cli, 
     assert rep["accounting"]["holds"] and rep["stats"]["exact_groups"] == report["stats"]["exact_groups"]
 
 
-@pytest.mark.parametrize("path", ["broadcast", "joined"])
+@pytest.mark.parametrize("path", ["broadcast", "windows"])
 def test_spark_fates_name_the_record_each_duplicates_as_the_cli(spark, cli, tmp_path, monkeypatch, path):
     """Every record's fate and the id of the record it duplicates (``of``) equal the
     CLI's annotations (``neardup_fate``, ``neardup_of``), in input order, with exact
-    copies and near-duplicate chains: with the duplicated records' ids sent to every
-    task, and (their limit set to -1) joined with every record's id."""
+    copies and near-duplicate chains: with the repeats sent to every task, and (their
+    limit set to -1) found by windows over the sketch rows."""
     import neardup.spark as nds
     import neardup.spark.job as job
 
-    if path == "joined":
+    if path == "windows":
         monkeypatch.setattr(job, "BROADCAST_GROUPS", -1)
     shards = two_shards(tmp_path)
     rows = read_jsonl(shards[0])[:200:7]

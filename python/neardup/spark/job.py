@@ -315,8 +315,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
 
 def _fates(sk, labels, old: int):
     """Every record's fate (kept / exact / near / rejected), the record it duplicates,
-    and its cluster (by its representative's ordinal); then the same with old records
-    kept; then the frames kept on the way (to let go with the result)."""
+    and its cluster (by its representative's ordinal)."""
     from pyspark.sql import functions as F
 
     fates = (
@@ -342,24 +341,11 @@ def _fates(sk, labels, old: int):
         .withColumn("_cluster", F.coalesce("_rep_label", "_cluster"))
         .drop("_rep", "_rep_label")
     )
-    fates = keep(fates)
-    held = [fates]
-    # The ids of the records others duplicate (each cluster's representative, each
-    # exact group's first): while they fit a broadcast, only theirs are looked up and
-    # sent to every task (no shuffle of every record's id); past it, a join of all.
-    reps = fates.where(F.col("of_ordinal").isNotNull()).select(F.col("of_ordinal").alias(ORD)).distinct()
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
-    if reps.count() <= BROADCAST_GROUPS:
-        ids = keep(sk.join(F.broadcast(reps), ORD, "left_semi")
-                   .select(F.col(ORD).alias("_o"), F.col("id").alias("_oid")))
-        held.append(ids)
-        ids = F.broadcast(ids)
-    fates = fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left").withColumnRenamed("_oid", "of").drop("_o")
-    if len(held) == 1:
-        fates = keep(fates)
-        held.append(fates)
+    fates = keep(fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
+                 .withColumnRenamed("_oid", "of").drop("_o"))
     # Old records are references: they keep no fate of their own.
-    return fates, fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate"))), held
+    return fates, fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
 
 
 def _size_bins(sizes, old: int) -> List[Any]:
@@ -446,7 +432,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     labels, rounds = components(pairs_ord.where(F.col("kind") == "near"))
     stage(f"clusters: connected components ({rounds} rounds)" if rounds else
           "clusters: connected components (union-find in one task)", labels)
-    kept_fates, fates, fates_held = _fates(sk, labels, old)
+    kept_fates, fates = _fates(sk, labels, old)
     stage("fates joined back", kept_fates)
     ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
     in_clusters = fates.where(F.col("_cluster").isNotNull() & (F.col("fate") != "rejected"))
@@ -517,9 +503,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "in_order": in_order,
-             "exact_groups": exact_groups, "runs": runs,
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "in_order": in_order, "exact_groups": exact_groups, "runs": runs,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
-                      _parts=parts, _cached=[sk, runs, cand, named, judged, *fates_held])
+                      _parts=parts, _cached=[sk, runs, cand, named, judged, kept_fates])
