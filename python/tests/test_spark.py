@@ -576,11 +576,11 @@ def test_spark_kept_lines_are_written_where_they_are_read_when_in_order(spark, c
         # The same partitions, but a new frame: not the scan any more, as far as the job knows.
         df = df.repartition(df.rdd.getNumPartitions(), "_nd_li")
     r = nds.dedup(df)
+    in_place = layout == "one-file-split"
     capsys.readouterr()
     _kept_lines(r).explain()
     plan = capsys.readouterr().out
-    in_place = layout == "one-file-split"
-    assert r._parts["in_order"] == (layout != "files-packed")
+    assert r._parts["in_order"] == in_place
     # The plan down to the first broadcast (the dropped lines' ids, made by earlier,
     # cached stages) is the lines' own path: a shuffle there moves the text.
     lines_path = plan.split("BroadcastExchange")[0]
@@ -592,6 +592,42 @@ def test_spark_kept_lines_are_written_where_they_are_read_when_in_order(spark, c
     assert b"".join(f.read_bytes() for f in files) == (tmp_path / "cli-kept.jsonl").read_bytes()
     spark.conf.unset("spark.sql.files.maxPartitionBytes")
     spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
+@pytest.mark.parametrize("layout", ["one-file", "two-files"])
+def test_spark_kept_lines_fail_when_the_input_is_cut_into_other_splits(spark, cli, tmp_path, layout):
+    """The kept lines are found again by a second scan of the input, whose line ids are
+    the first's only if Spark cuts the input into the same splits. When it does not
+    (here ``spark.sql.files.maxPartitionBytes`` changed between the dedup and the
+    write, as a change in the executors' cores would change it), the write fails,
+    naming the cause, instead of writing other lines; with the setting back, it
+    writes the CLI's kept file. One file (written where read) and two (sorted)."""
+    import neardup.spark as nds
+
+    shards = two_shards(tmp_path)
+    if layout == "one-file":
+        one = tmp_path / "one.jsonl"
+        one.write_bytes(b"".join(p.read_bytes() for p in shards))
+        shards = [one]
+    names = [str(p) for p in shards]
+    subprocess.run([cli, "dedup", *names, "-q", "-o", tmp_path / "cli-kept.jsonl"], check=True)
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    first, second = ("60000", "45000") if layout == "one-file" else (str(128 << 20), "60000")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", first)
+    try:
+        r = nds.dedup(nds.read_inputs(spark, names))
+        assert r._parts["in_order"] == (layout == "one-file")
+        spark.conf.set("spark.sql.files.maxPartitionBytes", second)
+        with pytest.raises(Exception, match="cut into other splits than when its records were numbered"):
+            nds.write_kept(r, str(tmp_path / "kept-changed"), "jsonl")
+        spark.conf.set("spark.sql.files.maxPartitionBytes", first)
+        out = tmp_path / "kept"
+        assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
+        assert b"".join(f.read_bytes() for f in sorted(out.glob("part-*"))) == \
+            (tmp_path / "cli-kept.jsonl").read_bytes()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
 
 
 def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):

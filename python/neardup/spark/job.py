@@ -11,8 +11,8 @@ import neardup
 from .candidates import stage_one
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
 from .components import components
-from .inputs import kept_line
-from .numbering import number
+from .inputs import SCAN, kept_line
+from .numbering import as_numbered, number
 from .session import cut_lineage, keep, stage_one_memory
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
@@ -289,8 +289,8 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
               old: int, params: Dict[str, Any], fields: Dict[str, str], on_task: Optional[TaskHook]):
     """Every record's sketch, numbered (``ORD`` offset by ``old``, ``POSITION``), with
     the earlier snapshot's sketches before them. Returns ``(sketches of every line —
-    cached, to let go once the result is kept —, numbered sketches, per input, whether
-    the scan's partitions hold the lines in input order)`` (see ``numbering.number``)."""
+    cached, to let go once the result is kept —, numbered sketches, per input, the
+    input's splits as numbered or None)`` (see ``numbering.number``)."""
     from pyspark.sql import functions as F
 
     sk_all = keep(records.mapInArrow(sketcher(params, fields, json_mode, on_task), SKETCH_SCHEMA))
@@ -298,9 +298,9 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
         sk = (sk_all.withColumn(ORD, F.col(LINE_ID)).withColumn(POSITION, F.lit(None).cast("long"))
               .drop(INPUT, BLOCK, BLANK, BYTES))
         per_input: List[Dict[str, Any]] = []
-        in_order = False
+        splits = None
     else:
-        sk, per_input, in_order = number(sk_all, json_mode)
+        sk, per_input, splits = number(sk_all, json_mode)
     if old:
         sk = sk.withColumn(ORD, F.col(ORD) + F.lit(old))
     if previous is not None:
@@ -310,7 +310,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
             F.lit(None).cast("string").alias("rejected"), F.lit(None).cast("string").alias("rejected_code"),
             *SAVED_COLUMNS[1:])
         sk = prev.unionByName(sk)
-    return sk_all, sk, per_input, in_order
+    return sk_all, sk, per_input, splits
 
 
 def _fates(sk, labels, old: int):
@@ -403,7 +403,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         old = int(previous.meta["count"])
     memory = stage_one_memory(df.sparkSession)
     records, json_mode, source = _prepare(df, ordinal, params, fields)
-    sk_all, sk, per_input, in_order = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
+    sk_all, sk, per_input, splits = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
     held: List[Any] = []
     sk, exact_groups = _first_ids_and_exact(sk, old, held)
     # Materialized (the input is not read again for it) with its lineage cut: every
@@ -462,6 +462,9 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
                 "shared_supershingles", "charikar_agreement")
     )
     kept_keys = fates.where(F.col("fate") == "kept").select(ORD, LINE_ID, "id")
+    if splits is not None:
+        # The input read again: each line checked to be where it was numbered.
+        source = as_numbered(source, splits)
     if json_mode:
         # The kept records are their lines, unchanged.
         line = kept_line()
@@ -503,7 +506,10 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     saved = sk.join(kept_keys.select(ORD), ORD).select(ORD, *SAVED_COLUMNS)
     # The lines of this snapshot's records that are not kept, for write_kept.
     dropped = fates.where((F.col("fate") != "kept") & F.col(LINE_ID).isNotNull()).select(LINE_ID)
-    parts = {"sk": sk, "dropped_lines": dropped, "source": source, "in_order": in_order, "exact_groups": exact_groups, "runs": runs,
+    parts = {"sk": sk, "dropped_lines": dropped, "source": source,
+             # Written where they are read: read_inputs' scan, unchanged, in input order.
+             "in_order": splits is not None and splits.in_order and getattr(df, SCAN, None) is True,
+             "exact_groups": exact_groups, "runs": runs,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,

@@ -3,13 +3,59 @@ computed from the sketches (no pass over the input of its own)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, LINE_ID, ORD, POSITION
 from .sketching import GENERATED
 
 
-def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], bool]:
+@dataclass
+class Splits:
+    """The input's splits (the pieces of its files Spark's tasks read) as the records
+    were numbered."""
+
+    rows: List[Tuple[int, int, int, int]]
+    """``(FILE, BLOCK, first LINE_ID, lines)`` of each split, in input order."""
+    in_order: bool
+    """Whether ``LINE_ID`` order is input order (each split's first ``LINE_ID`` grows
+    with ``(FILE, BLOCK)``): then the scan's own partitions, read in order, hold the
+    lines in input order (a ``LINE_ID``'s high bits are its partition), as when one
+    file is cut into splits of one size, and the kept lines are written where they are
+    read, with no sort."""
+
+
+CHANGED_SPLITS = ("neardup.spark: the input, read again for the kept records, was cut into other splits "
+                  "than when its records were numbered (did the executors' cores or a spark.sql.files "
+                  "setting change during the run?), so its lines cannot be found again; "
+                  "fix spark.sql.leafNodeDefaultParallelism for the run and run it again")
+"""The error a line raises when it is not where the numbering saw it (see
+:func:`as_numbered`)."""
+
+
+def as_numbered(source, splits: Splits):
+    """``source``, the input read again (for the kept records), each row checked to be
+    where the numbering saw it: its ``LINE_ID`` among the ones its split ``(FILE,
+    BLOCK)`` had. The line ids of a second scan are the first's only if Spark cuts the
+    input into the same splits, which depends on the cores the executors have when it
+    reads (``spark.sql.files.maxPartitionBytes`` caps a split, the input's size over the
+    cores sets it when smaller): a row that is not where it was fails the job
+    (``CHANGED_SPLITS``) instead of a wrong record being written."""
+    from pyspark.sql import functions as F
+
+    table = source.sparkSession.createDataFrame(
+        splits.rows or [(0, 0, 0, 0)], "_nd_sfile int, _nd_sblock long, _nd_sfirst long, _nd_slines long")
+    # A DataFrame's rows (not read by read_inputs) are one input, a split per partition.
+    file_ = F.col(FILE) if FILE in source.columns else F.lit(0)
+    block = F.col(BLOCK) if BLOCK in source.columns else F.shiftright(F.col(LINE_ID), 33)
+    at = F.col(LINE_ID) - F.col("_nd_sfirst")
+    ok = F.coalesce((at >= 0) & (at < F.col("_nd_slines")), F.lit(False))
+    return (source.join(F.broadcast(table), (file_ == F.col("_nd_sfile")) & (block == F.col("_nd_sblock")), "left")
+            .where(F.when(ok, F.lit(True)).otherwise(F.raise_error(F.lit(CHANGED_SPLITS))))
+            .drop("_nd_sfile", "_nd_sblock", "_nd_sfirst", "_nd_slines"))
+
+
+def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], Splits]:
     """``sk_all`` (sketches of every line or row, blank lines included, cached) with
     ``ORD`` and ``POSITION``, blank lines left out, the input named by ``FILE`` alone
     (the names are in the counts), and the inputs' counts.
@@ -24,11 +70,7 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], bool]:
     JSONL record, the ordinal for a DataFrame's row.
 
     Returns the numbered sketches; per input read, ``{"file", "input", "records",
-    "bytes"}`` (``file`` its index in input order); and whether ``LINE_ID`` order is
-    input order (each split's first ``LINE_ID`` grows with ``(FILE, BLOCK)``): then the
-    scan's own partitions, read in order, hold the lines in input order (a
-    ``LINE_ID``'s high bits are its partition), as when one file is cut into splits of
-    one size, and the kept lines are written where they are read, with no sort."""
+    "bytes"}`` (``file`` its index in input order); and the splits (:class:`Splits`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -42,7 +84,9 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], bool]:
     offsets, per_input = [], {}
     records, last_first, in_order = 0, -1, True
     lines_in_file: Dict[int, int] = {}
+    split_lines: List[int] = []
     for s in sorted(splits, key=lambda s: (s[FILE], s[BLOCK])):
+        split_lines.append(s["lines"])
         f = s[FILE]
         in_order = in_order and s["first"] > last_first
         last_first = s["first"]
@@ -72,7 +116,8 @@ def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], bool]:
            else F.col(ORD).cast("string"))
     numbered = (numbered.withColumn("id", F.when(generated, own).otherwise(F.col("id")))
                 .drop("_nd_roff", "_nd_loff", "_nd_first", "_nd_gaps", INPUT, BLOCK, BLANK, BYTES))
-    return numbered, [dict(per_input[f], file=f) for f in sorted(per_input)], in_order
+    rows = [(o[0], o[1], o[4], lines) for o, lines in zip(offsets, split_lines)]
+    return numbered, [dict(per_input[f], file=f) for f in sorted(per_input)], Splits(rows, in_order)
 
 
 def with_ordinal(df, first: int = 0, sizes_out: Optional[list] = None):

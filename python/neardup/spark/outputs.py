@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from .inputs import SCAN, exists, kept_line
+from .inputs import exists, kept_line
 from .session import context
 
 
@@ -86,7 +86,7 @@ def _kept_lines(r):
         return r.kept.select("line")
     line = kept_line()
     kept = p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
-    if p.get("in_order") and getattr(p["source"], SCAN, None) is True:
+    if p.get("in_order"):
         # The scan's partitions (read_inputs' frame, unchanged), in order, hold the
         # lines in input order (as found when they were numbered): each task writes
         # the kept lines of its own splits, the text never moves.
