@@ -3,6 +3,7 @@ kept ids, clusters and pairs."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import re
@@ -474,6 +475,26 @@ def two_shards(tmp_path):
     return [a, b]
 
 
+def one_file(tmp_path, shards):
+    """The shards' lines as one file (one input, cut by Spark into splits of one size)."""
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(b"".join(p.read_bytes() for p in shards))
+    return [one]
+
+
+@contextlib.contextmanager
+def splits_of(spark, max_bytes: int, open_cost: int):
+    """Spark cuts and packs input files by ``max_bytes`` and ``open_cost`` inside the
+    block, its defaults restored after it, whatever happens there."""
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(max_bytes))
+    spark.conf.set("spark.sql.files.openCostInBytes", str(open_cost))
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
 def sample_section(page: str) -> str:
     """The page's sample of clusters (its texts, measures and diffs)."""
     start = page.index("<h2>A sample of clusters")
@@ -562,36 +583,31 @@ def test_spark_kept_lines_are_written_where_they_are_read_when_in_order(spark, c
     import neardup.spark as nds
     from neardup.spark.outputs import _kept_lines
 
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(60_000 if layout != "files-packed" else 128 << 20))
-    spark.conf.set("spark.sql.files.openCostInBytes", str(0 if layout != "files-packed" else 4 << 20))
     shards = two_shards(tmp_path)
     if layout != "files-packed":
-        one = tmp_path / "one.jsonl"
-        one.write_bytes(b"".join(p.read_bytes() for p in shards))
-        shards = [one]
+        shards = one_file(tmp_path, shards)
     names = [str(p) for p in shards]
     subprocess.run([cli, "dedup", *names, "-q", "-o", tmp_path / "cli-kept.jsonl"], check=True)
-    df = nds.read_inputs(spark, names)
-    if layout == "repartitioned":
-        # The same partitions, but a new frame: not the scan any more, as far as the job knows.
-        df = df.repartition(df.rdd.getNumPartitions(), "_nd_li")
-    r = nds.dedup(df)
-    in_place = layout == "one-file-split"
-    capsys.readouterr()
-    _kept_lines(r).explain()
-    plan = capsys.readouterr().out
-    assert r._parts["in_order"] == in_place
-    # The plan down to the first broadcast (the dropped lines' ids, made by earlier,
-    # cached stages) is the lines' own path: a shuffle there moves the text.
-    lines_path = plan.split("BroadcastExchange")[0]
-    assert (re.search(r"\bExchange ", lines_path) is None) == in_place, plan
-    out = tmp_path / "kept"
-    assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
+    with splits_of(spark, *((128 << 20, 4 << 20) if layout == "files-packed" else (60_000, 0))):
+        df = nds.read_inputs(spark, names)
+        if layout == "repartitioned":
+            # The same partitions, but a new frame: not the scan any more, as far as the job knows.
+            df = df.repartition(df.rdd.getNumPartitions(), "_nd_li")
+        r = nds.dedup(df)
+        in_place = layout == "one-file-split"
+        capsys.readouterr()
+        _kept_lines(r).explain()
+        plan = capsys.readouterr().out
+        assert r._parts["in_order"] == in_place
+        # The plan down to the first broadcast (the dropped lines' ids, made by earlier,
+        # cached stages) is the lines' own path: a shuffle there moves the text.
+        lines_path = plan.split("BroadcastExchange")[0]
+        assert (re.search(r"\bExchange ", lines_path) is None) == in_place, plan
+        out = tmp_path / "kept"
+        assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
     files = sorted(out.glob("part-*"))
     assert len(files) > 1, "written by several tasks"
     assert b"".join(f.read_bytes() for f in files) == (tmp_path / "cli-kept.jsonl").read_bytes()
-    spark.conf.unset("spark.sql.files.maxPartitionBytes")
-    spark.conf.unset("spark.sql.files.openCostInBytes")
 
 
 @pytest.mark.parametrize("layout", ["one-file", "two-files"])
@@ -606,28 +622,21 @@ def test_spark_kept_lines_fail_when_the_input_is_cut_into_other_splits(spark, cl
 
     shards = two_shards(tmp_path)
     if layout == "one-file":
-        one = tmp_path / "one.jsonl"
-        one.write_bytes(b"".join(p.read_bytes() for p in shards))
-        shards = [one]
+        shards = one_file(tmp_path, shards)
     names = [str(p) for p in shards]
     subprocess.run([cli, "dedup", *names, "-q", "-o", tmp_path / "cli-kept.jsonl"], check=True)
-    spark.conf.set("spark.sql.files.openCostInBytes", "0")
-    first, second = ("60000", "45000") if layout == "one-file" else (str(128 << 20), "60000")
-    spark.conf.set("spark.sql.files.maxPartitionBytes", first)
-    try:
+    first, second = (60_000, 45_000) if layout == "one-file" else (128 << 20, 60_000)
+    with splits_of(spark, first, 0):
         r = nds.dedup(nds.read_inputs(spark, names))
         assert r._parts["in_order"] == (layout == "one-file")
-        spark.conf.set("spark.sql.files.maxPartitionBytes", second)
+    with splits_of(spark, second, 0):
         with pytest.raises(Exception, match="cut into other splits than when its records were numbered"):
             nds.write_kept(r, str(tmp_path / "kept-changed"), "jsonl")
-        spark.conf.set("spark.sql.files.maxPartitionBytes", first)
+    with splits_of(spark, first, 0):
         out = tmp_path / "kept"
         assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
-        assert b"".join(f.read_bytes() for f in sorted(out.glob("part-*"))) == \
-            (tmp_path / "cli-kept.jsonl").read_bytes()
-    finally:
-        spark.conf.unset("spark.sql.files.maxPartitionBytes")
-        spark.conf.unset("spark.sql.files.openCostInBytes")
+    assert b"".join(f.read_bytes() for f in sorted(out.glob("part-*"))) == \
+        (tmp_path / "cli-kept.jsonl").read_bytes()
 
 
 def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):
@@ -755,7 +764,8 @@ def test_spark_fates_name_the_record_each_duplicates_as_the_cli(spark, cli, tmp_
         except ValueError:
             continue  # a rejected line, written as it was read
         if isinstance(a, dict) and a.get("neardup_fate") not in (None, "rejected"):
-            # (A record without an id has the generated one, `INPUT:LINE`, in both.)
+            # A record without an id has none among the annotations: its generated id
+            # (`INPUT:LINE`) is left out of the comparison, its fate and `of` are not.
             want.append((str(a.get("id", "")), a["neardup_fate"], a["neardup_of"]))
     r = nds.dedup(nds.read_inputs(spark, names))
     got = [(f["id"] if w[0] else "", f["fate"], f["of"])
