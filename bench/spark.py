@@ -29,9 +29,12 @@ bench-out/synth-N.jsonl once). Three Spark runs on the same session, then a meas
   order and written.
 
 `--conf KEY=VALUE` (repeatable) adds a setting to the session, to measure it against
-the defaults. The session has the command's defaults (`neardup.spark.tune`: adaptive execution,
-shuffle partitions from the input's size, unless `--partitions` is given; zstd for
-shuffled blocks, `neardup.spark.SHUFFLE_CODEC`).
+the defaults (`--conf spark.driver.defaultJavaOptions= --conf
+spark.executor.defaultJavaOptions=` runs the JVMs without the JIT options). The session
+has the command's defaults: `neardup.spark.builder`'s (zstd for shuffled blocks,
+`neardup.spark.SHUFFLE_CODEC`; on a local master, `neardup.spark.JIT_OPTIONS` for the
+JVMs) and `neardup.spark.tune`'s (adaptive execution, shuffle partitions from the
+input's size, unless `--partitions` is given).
 
 The kept ids of both must equal the CLI's. Prints a table and writes
 bench-out/spark-NAME.json.
@@ -167,16 +170,13 @@ def main() -> None:
         cli_kept = [json.loads(l)["id"] for l in open(work / "cli-kept.jsonl")]
 
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        from pyspark.sql import SparkSession
-
         import neardup.spark as nds
 
         t = time.perf_counter()
-        builder = (SparkSession.builder.master(args.master).appName("neardup-bench")
+        # The command's session (neardup.spark.builder: on a local master, its JIT options).
+        builder = (nds.builder(args.master).appName("neardup-bench")
                    .config("spark.pyspark.python", sys.executable)
-                   .config("spark.driver.memory", args.driver_memory)
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.io.compression.codec", nds.SHUFFLE_CODEC))
+                   .config("spark.driver.memory", args.driver_memory))
         for key, value in confs:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
@@ -213,7 +213,8 @@ def main() -> None:
     same = kept == cli_kept and warm_kept == cli_kept and clocked_kept == cli_kept
     out = {
         "corpus": corpus.name, "documents": docs, "bytes": size, "master": args.master,
-        "shuffle_partitions": partitions, "driver_memory": args.driver_memory, "conf": dict(confs),
+        "shuffle_partitions": partitions, "driver_memory": args.driver_memory,
+        "conf": {**(nds.JIT_OPTIONS if args.master.startswith("local") else {}), **dict(confs)},
         "accounting_holds": rep["accounting"]["holds"], "cli_seconds": cli_s, "spark_startup_seconds": startup,
         "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "spark_seconds_warm": warm, "same_kept_ids": same,
         "kept": len(kept), "stages": clock.stages, "floor": floor,

@@ -27,12 +27,13 @@ def failure_marker(tmp_path_factory):
 def spark(failure_marker):
     import os
 
-    from pyspark.sql import SparkSession
+    nds = importlib.import_module("neardup.spark")
 
     # The executors' Python workers run this interpreter (the one with neardup).
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    s = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("neardup-tests")
+    # The command's session (its JVM options and shuffle codec), with the tests' settings.
+    s = (nds.builder("local-cluster[2,1,1024]").appName("neardup-tests")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.pyspark.driver.python", sys.executable)
          .config("spark.sql.shuffle.partitions", "4")
@@ -360,6 +361,37 @@ def test_spark_cli_entry_point(cli, corpus, tmp_path):
     assert kept == run_cli(cli, corpus, tmp_path, [])["kept"]
     report = read_report_dir(tmp_path / "report")
     assert report["accounting"]["holds"]
+
+
+JIT_PROBE = """
+import json, sys
+import neardup.spark as nds
+b = nds.builder("local[1]")
+if len(sys.argv) > 1:
+    b = b.config("spark.driver.extraJavaOptions", sys.argv[1])
+spark = b.getOrCreate()
+jvm = spark.sparkContext._jvm
+bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class)
+print(json.dumps({"tiered_stop": bean.getVMOption("TieredStopAtLevel").getValue(),
+                  "executor": spark.conf.get("spark.executor.defaultJavaOptions", None)}))
+spark.stop()
+"""
+
+
+@pytest.mark.parametrize("own", [None, "-XX:TieredStopAtLevel=4"])
+def test_spark_command_session_starts_its_jvms_with_the_jit_options(tmp_path, own):
+    """``neardup.spark.builder`` (the command's session) on a local master starts the
+    driver's JVM with its quick compiler only and gives the executors the compile
+    thresholds of ``JIT_OPTIONS`` (as ``defaultJavaOptions``); the user's own
+    ``extraJavaOptions`` come after them and win. The driver's flag is read from the
+    running JVM, not from the settings."""
+    nds = importlib.import_module("neardup.spark")
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "MASTER")}
+    out = subprocess.run([sys.executable, "-c", JIT_PROBE] + ([own] if own else []), check=True, cwd=tmp_path,
+                         capture_output=True, text=True, env=env).stdout
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["tiered_stop"] == ("4" if own else "1")
+    assert got["executor"] == nds.JIT_OPTIONS["spark.executor.defaultJavaOptions"] == "-XX:CompileThresholdScaling=10"
 
 
 def read_report_dir(path):

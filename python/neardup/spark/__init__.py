@@ -65,21 +65,21 @@ generators other than Broder's supershingles.
 """
 
 from .columns import INPUT, JSON_LINE, ORD, POSITION
-from .command import SHUFFLE_CODEC, main, run
+from .command import main, run
 from .components import components
 from .inputs import exists, list_inputs, read_inputs
 from .job import SparkDedup, StageHook, dedup
 from .numbering import with_ordinal
 from .outputs import read_report, refuse_existing, write_kept, write_report
 from .report import report
-from .session import STAGE_ONE_MEMORY, default_parallelism, release_checkpoints, shuffle_partitions, tune
+from .session import JIT_OPTIONS, SHUFFLE_CODEC, STAGE_ONE_MEMORY, builder, default_parallelism, release_checkpoints, shuffle_partitions, tune
 from .sketching import TaskHook
 from .snapshots import SavedSketches, load_sketches, save_sketches
 
 __all__ = [
-    "INPUT", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup",
+    "INPUT", "JIT_OPTIONS", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup",
     "StageHook", "TaskHook",
-    "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
+    "builder", "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
     "read_inputs", "read_report", "refuse_existing", "release_checkpoints", "report", "run",
     "save_sketches", "shuffle_partitions", "tune", "with_ordinal", "write_kept", "write_report",
 ]

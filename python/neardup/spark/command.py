@@ -12,15 +12,10 @@ from typing import Any, Dict, List, Optional
 from .job import dedup
 from .outputs import refuse_existing, write, write_kept, write_report
 from .report import report
-from .session import STAGE_ONE_MEMORY, release_checkpoints, tune
+from .session import STAGE_ONE_MEMORY, builder, release_checkpoints, tune
 from .settings import resolve
 from .snapshots import load_sketches, save_sketches
 from .inputs import read_inputs
-
-
-SHUFFLE_CODEC = "zstd"
-"""``spark.io.compression.codec`` of the sessions the command starts (it must be set
-before a session starts, so :func:`neardup.spark.tune` cannot set it on yours)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,30 +71,8 @@ def _algorithm_flags(ap: argparse.ArgumentParser, rest: List[str]) -> Dict[str, 
 
 
 def _session(args):
-    """The session the command runs on: Spark Connect with ``--remote``, else a classic
-    one (``--master``, or what ``spark-submit`` / the environment says). The executors'
-    Python is the deployment's to set (``spark.pyspark.python``, ``spark.archives``);
-    on a ``local`` master only, ``PYSPARK_PYTHON`` defaults to this interpreter."""
-    import os
-
-    from pyspark.sql import SparkSession
-
-    master = args.remote or args.master or os.environ.get("MASTER", "")
-    if master.startswith("local"):
-        # Executors on this machine run this interpreter (the one with neardup) unless
-        # the environment names another; on a cluster, the deployment says.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    b = SparkSession.builder.appName("neardup")
-    if args.remote:
-        b = b.remote(args.remote)
-    else:
-        if args.master:
-            b = b.master(args.master)
-        b = b.config("spark.ui.showConsoleProgress", "true" if args.progress else "false")
-        # Shuffled and spilled blocks in zstd rather than lz4: a third fewer bytes
-        # shuffled for the same time (bench/spark.py); a session's own setting wins.
-        b = b.config("spark.io.compression.codec", SHUFFLE_CODEC)
-    return b.getOrCreate()
+    """The session the command runs on (:func:`neardup.spark.builder`)."""
+    return builder(args.master, args.remote, args.progress).getOrCreate()
 
 
 def main(argv: Optional[List[str]] = None) -> int:
