@@ -18,7 +18,9 @@ the CLI's report (:func:`report`, one JSON line in a directory: :func:`read_repo
 ``--remote`` runs the job over Spark Connect (the job uses the DataFrame API only).
 ``--sketches`` and ``--save-sketches`` are the CLI's incremental runs, with the
 sketches saved as Parquet (:func:`save_sketches`, :func:`load_sketches`). :func:`run` is
-the command on a session you have; :func:`tune` sets the command's defaults on it.
+the command on a session you have; :func:`builder` makes the command's session (on a
+local master, the JVMs get :data:`JIT_OPTIONS`) and :func:`tune` sets the command's
+defaults on a session.
 
 As a function on your own DataFrame: ``dedup(df, **params)`` returns a
 :class:`SparkDedup` of DataFrames (``fates``, ``kept``, ``clusters``, ``pairs``) and the

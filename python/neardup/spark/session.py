@@ -82,14 +82,14 @@ JIT_OPTIONS: Dict[str, str] = {
 }
 """The JVM options :func:`builder` starts a local Spark with. Spark's JVMs spend a large
 share of a run compiling its code: on the bench's 1 M-document corpus, on 2 cores, the
-driver's and the executors' JIT compilers took 47 of the cold run's 110 CPU seconds
-and 19 of a warm run's 66 (per-thread CPU time). The driver runs no records, only
+driver's and the executors' JIT compilers took 49 of the cold run's 116 CPU seconds
+and 22 of a warm run's 72 (per-thread CPU time, ``bench/spark_cpu.py``). The driver runs no records, only
 planning and scheduling, so its quick compiler alone serves it (``TieredStopAtLevel=1``);
 the executors compile a method once it has run ten times as often as HotSpot's
 default thresholds say (``CompileThresholdScaling=10``), so code that runs for a
 moment (each query's generated classes, one stage's setup) is no longer compiled and
-the loops over records still are. The whole job ran 17 % faster cold and the same warm
-(docs/spark.md). They are ``defaultJavaOptions``: your own ``extraJavaOptions`` come
+the loops over records still are. The whole job took 18 % less time cold and 11 % less
+warm (30 % and 29 % on the Rust docs; docs/spark.md). They are ``defaultJavaOptions``: your own ``extraJavaOptions`` come
 after them on the JVM's command line, and a flag given twice takes its last value."""
 
 
@@ -106,21 +106,24 @@ def builder(master: Optional[str] = None, remote: Optional[str] = None, progress
     ``progress``, shuffled blocks compressed with zstd (``SHUFFLE_CODEC``). When
     ``master`` is local, the executors run this interpreter unless ``PYSPARK_PYTHON``
     names another, and, when this process starts the JVMs (no ``spark-submit``), they
-    get :data:`JIT_OPTIONS`; on a cluster, the executors' Python and JVM options are the
-    deployment's to set (``spark.pyspark.python``, ``spark.archives``,
-    ``spark.executor.extraJavaOptions``). Add your own ``.config(...)`` and call
-    ``getOrCreate()``."""
+    get :data:`JIT_OPTIONS`. A local Spark Connect server (``remote="local[N]"``) runs
+    this interpreter too, with Spark's own JVM options. On a cluster, the executors'
+    Python and JVM options are the deployment's to set (``spark.pyspark.python``,
+    ``spark.archives``, ``spark.executor.extraJavaOptions``). Add your own
+    ``.config(...)`` and call ``getOrCreate()``."""
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("MASTER") or None
+    if is_local(remote or master):
+        # Executors on this machine (a local Spark Connect server's too) run this
+        # interpreter (the one with neardup).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     b = SparkSession.builder.appName("neardup")
     if remote:
         return b.remote(remote)
     if master:
         b = b.master(master)
     if is_local(master):
-        # Executors on this machine run this interpreter (the one with neardup).
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # A JVM already running (spark-submit started this interpreter) has its options.
         if not os.environ.get("PYSPARK_GATEWAY_PORT"):
             for key, value in JIT_OPTIONS.items():
