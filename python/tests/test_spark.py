@@ -352,11 +352,21 @@ def test_stage_one_shards_each_reach_their_own_partition(spark):
         assert sorted((r["shard"], r["part"]) for r in placed) == [(i, i) for i in range(n)]
 
 
+def user_env():
+    """This process's environment without what the ``spark`` fixture set (the workers'
+    interpreter) or a running Spark would: a command run with it has only its own
+    defaults (on a local master, its workers run the interpreter it runs on)."""
+    import os
+
+    gone = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_GATEWAY_PORT", "MASTER")
+    return {k: v for k, v in os.environ.items() if k not in gone}
+
+
 def test_spark_cli_entry_point(cli, corpus, tmp_path):
     out = tmp_path / "kept"
     subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", str(corpus), "--master", "local[2]", "--shuffle-partitions", "4",
                     "-o", str(out), "--report", str(tmp_path / "report")], check=True,
-                   cwd=tmp_path)
+                   cwd=tmp_path, env=user_env())
     kept = [json.loads(l)["id"] for p in sorted(out.glob("part-*")) for l in open(p)]
     assert kept == run_cli(cli, corpus, tmp_path, [])["kept"]
     report = read_report_dir(tmp_path / "report")
@@ -386,9 +396,8 @@ def test_spark_command_session_starts_its_jvms_with_the_jit_options(tmp_path, ow
     ``extraJavaOptions`` come after them and win. The driver's flag is read from the
     running JVM, not from the settings."""
     nds = importlib.import_module("neardup.spark")
-    env = {k: v for k, v in __import__("os").environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "MASTER")}
     out = subprocess.run([sys.executable, "-c", JIT_PROBE] + ([own] if own else []), check=True, cwd=tmp_path,
-                         capture_output=True, text=True, env=env).stdout
+                         capture_output=True, text=True, env=user_env()).stdout
     got = json.loads(out.strip().splitlines()[-1])
     assert got["tiered_stop"] == ("4" if own else "1")
     assert got["executor"] == nds.JIT_OPTIONS["spark.executor.defaultJavaOptions"] == "-XX:CompileThresholdScaling=10"
@@ -419,7 +428,8 @@ def test_spark_connect_runs_the_job_with_file_uris(cli, tmp_path):
     uri = lambda p: "file://" + str(p)  # noqa: E731
     subprocess.run([sys.executable, "-m", "neardup.spark", "dedup", *map(uri, shards), "--remote", "local[2]",
                     "--stage-one-memory", "16k", "-o", uri(sp / "kept"), "--rejects", uri(sp / "rejects"), "--clusters", uri(sp / "clusters"),
-                    "--pairs", uri(sp / "pairs"), "--report", uri(sp / "report")], check=True, cwd=tmp_path)
+                    "--pairs", uri(sp / "pairs"), "--report", uri(sp / "report")], check=True, cwd=tmp_path,
+                   env=user_env())
 
     def whole(d):
         return b"".join(f.read_bytes() for f in sorted((sp / d).glob("part-*")))
