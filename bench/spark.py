@@ -171,6 +171,7 @@ def main() -> None:
 
         os.environ["PYSPARK_PYTHON"] = sys.executable
         import neardup.spark as nds
+        from neardup.spark.session import is_local
 
         t = time.perf_counter()
         # The command's session (neardup.spark.builder: on a local master, its JIT options).
@@ -214,7 +215,7 @@ def main() -> None:
     out = {
         "corpus": corpus.name, "documents": docs, "bytes": size, "master": args.master,
         "shuffle_partitions": partitions, "driver_memory": args.driver_memory,
-        "conf": {**(nds.JIT_OPTIONS if args.master.startswith("local") else {}), **dict(confs)},
+        "conf": {**(nds.JIT_OPTIONS if is_local(args.master) else {}), **dict(confs)},
         "accounting_holds": rep["accounting"]["holds"], "cli_seconds": cli_s, "spark_startup_seconds": startup,
         "spark_seconds": total, "ratio_spark_to_cli": total / cli_s, "spark_seconds_warm": warm, "same_kept_ids": same,
         "kept": len(kept), "stages": clock.stages, "floor": floor,

@@ -74,13 +74,14 @@ from .job import SparkDedup, StageHook, dedup
 from .numbering import with_ordinal
 from .outputs import read_report, refuse_existing, write_kept, write_report
 from .report import report
-from .session import JIT_OPTIONS, SHUFFLE_CODEC, STAGE_ONE_MEMORY, builder, default_parallelism, release_checkpoints, shuffle_partitions, tune
+from .session import (JIT_OPTIONS, SHUFFLE_CODEC, STAGE_ONE_MEMORY, builder, default_parallelism,
+                      release_checkpoints, shuffle_partitions, tune)
 from .sketching import TaskHook
 from .snapshots import SavedSketches, load_sketches, save_sketches
 
 __all__ = [
-    "INPUT", "JIT_OPTIONS", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches", "SparkDedup",
-    "StageHook", "TaskHook",
+    "INPUT", "JIT_OPTIONS", "JSON_LINE", "ORD", "POSITION", "SHUFFLE_CODEC", "STAGE_ONE_MEMORY", "SavedSketches",
+    "SparkDedup", "StageHook", "TaskHook",
     "builder", "components", "dedup", "default_parallelism", "exists", "list_inputs", "load_sketches", "main",
     "read_inputs", "read_report", "refuse_existing", "release_checkpoints", "report", "run",
     "save_sketches", "shuffle_partitions", "tune", "with_ordinal", "write_kept", "write_report",

@@ -83,14 +83,15 @@ JIT_OPTIONS: Dict[str, str] = {
 """The JVM options :func:`builder` starts a local Spark with. Spark's JVMs spend a large
 share of a run compiling its code: on the bench's 1 M-document corpus, on 2 cores, the
 driver's and the executors' JIT compilers took 49 of the cold run's 116 CPU seconds
-and 22 of a warm run's 72 (per-thread CPU time, ``bench/spark_cpu.py``). The driver runs no records, only
-planning and scheduling, so its quick compiler alone serves it (``TieredStopAtLevel=1``);
-the executors compile a method once it has run ten times as often as HotSpot's
-default thresholds say (``CompileThresholdScaling=10``), so code that runs for a
-moment (each query's generated classes, one stage's setup) is no longer compiled and
-the loops over records still are. The whole job took 18 % less time cold and 11 % less
-warm (30 % and 29 % on the Rust docs; docs/spark.md). They are ``defaultJavaOptions``: your own ``extraJavaOptions`` come
-after them on the JVM's command line, and a flag given twice takes its last value."""
+and 22 of a warm run's 72 (per-thread CPU time, ``bench/spark_cpu.py``). The driver
+runs no records, only planning and scheduling, so its quick compiler alone serves it
+(``TieredStopAtLevel=1``); the executors compile a method once it has run ten times as
+often as HotSpot's default thresholds say (``CompileThresholdScaling=10``), so code
+that runs for a moment (each query's generated classes, one stage's setup) is no
+longer compiled and the loops over records still are. The whole job took 18 % less
+time cold and 11 % less warm (30 % and 29 % on the Rust docs; docs/spark.md). They are
+``defaultJavaOptions``: your own ``extraJavaOptions`` come after them on the JVM's
+command line, and a flag given twice takes its last value."""
 
 
 def is_local(master: Optional[str]) -> bool:
