@@ -62,6 +62,7 @@ def processes() -> dict:
 
 
 def snapshot() -> dict:
+    """pid -> (kind, CPU seconds as ``cpu_seconds`` gives them) of every process above."""
     return {pid: (kind, cpu_seconds(pid)) for pid, kind in processes().items()}
 
 
@@ -99,9 +100,11 @@ def main() -> None:
                     continue
                 parts.append(f"{kind} {pid}: {d[0]:.1f} / {d[1]:.1f} / {d[2]:.1f}")
                 totals["compiler"] += d[0]
-            print(f"{run}: {wall:.1f} s wall ({os.cpu_count() * wall:.0f} CPU s on {os.cpu_count()} cores); CPU s compiler / gc / other: "
-                  + "; ".join(parts) + f"; Python workers {totals['python']:.1f}; all JIT compilers "
-                  f"{totals['compiler']:.1f}", flush=True)
+            cores = os.cpu_count()
+            print(f"{run}: {wall:.1f} s wall ({cores * wall:.0f} CPU s on {cores} cores); "
+                  "CPU s compiler / gc / other: " + "; ".join(parts)
+                  + f"; Python workers {totals['python']:.1f}; all JIT compilers {totals['compiler']:.1f}",
+                  flush=True)
             before = after
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -124,11 +124,10 @@ def builder(master: Optional[str] = None, remote: Optional[str] = None, progress
         return b.remote(remote)
     if master:
         b = b.master(master)
-    if is_local(master):
-        # A JVM already running (spark-submit started this interpreter) has its options.
-        if not os.environ.get("PYSPARK_GATEWAY_PORT"):
-            for key, value in JIT_OPTIONS.items():
-                b = b.config(key, value)
+    # A JVM already running (spark-submit started this interpreter) has its options.
+    if is_local(master) and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        for key, value in JIT_OPTIONS.items():
+            b = b.config(key, value)
     b = b.config("spark.ui.showConsoleProgress", "true" if progress else "false")
     # Shuffled and spilled blocks in zstd rather than lz4: a third fewer bytes shuffled
     # for the same time (bench/spark.py).
