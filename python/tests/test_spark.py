@@ -71,6 +71,12 @@ def kill_once(stage, marker):
     return hook
 
 
+def held_blocks(spark):
+    """The ids of the RDDs whose blocks the executors hold for the session (cached
+    frames and local checkpoints): what a run must let go of when it is done."""
+    return set(spark.sparkContext._jsc.getPersistentRDDs().keySet())
+
+
 def spark_result(r):
     return {
         "kept": [row["id"] for row in r.kept.select("id").collect()],
@@ -273,6 +279,7 @@ def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
         expected = run_cli(cli, part, out, flags)
         previous_cli = tmp_path / f"cli{i}.sketches"
         prev = nds.load_sketches(spark, previous_spark) if previous_spark else None
+        held_before = held_blocks(spark)
         df = nds.read_inputs(spark, [str(part)], None)
         r = nds.dedup(df, previous=prev)
         got = spark_result(r)
@@ -285,7 +292,11 @@ def test_spark_incremental_runs_match_the_cli(spark, cli, corpus, tmp_path):
                        for c in expected["clusters"]), "some clusters reach into old snapshots"
         assert r.counts["previous_snapshot"] == (prev.meta["count"] if prev else 0)
         previous_spark = str(tmp_path / f"spark{i}.sketches")
+        held = held_blocks(spark)
         nds.save_sketches(r, previous_spark)
+        assert held_blocks(spark) <= held, "saving the sketches lets go of what it kept"
+        r.unpersist()
+        assert not held_blocks(spark) - held_before, "every frame the run kept is let go of"
     # Sketches made with other settings are refused.
     with pytest.raises(ValueError, match="saved sketches were made with"):
         nds.dedup(nds.read_inputs(spark, [str(parts[0])], None),
@@ -577,6 +588,7 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, 
                     "--clusters", cli_out / "clusters.jsonl", "--pairs", cli_out / "pairs.jsonl",
                     "--report", cli_out / "report.json", "--html", cli_out / "page.html", *flags], check=True)
     sp = tmp_path / "spark"
+    held = held_blocks(spark)
     rep = nds.run(spark, names, output=str(sp / "kept"), rejects=str(sp / "rejects"),
                   clusters=str(sp / "clusters"), pairs=str(sp / "pairs"),
                   report_path=str(sp / "report.json"), **settings)
@@ -588,6 +600,7 @@ def test_spark_output_files_equal_the_cli_files(spark, cli, tmp_path, settings, 
         whole.write_bytes(b"".join(f.read_bytes() for f in files))
         return whole, len(files)
 
+    assert not held_blocks(spark) - held, "the run let go of every frame it kept"
     kept, n = parts("kept")
     assert n > 1, "written by several tasks"
     assert kept.read_bytes() == (cli_out / "kept.jsonl").read_bytes()

@@ -40,7 +40,7 @@ number the records) reach the driver:
 1. sketching in ``mapInArrow`` — JSONL lines parsed there by the CLI's own parser —,
    the one pass over the input (the text is dropped after);
 2. a global ordinal per record in input order (files sorted by path, records in file
-   order; a DataFrame's own order otherwise), from the cached sketches;
+   order; a DataFrame's own order otherwise), from the kept sketches;
 3. repeated ids rejected (the first record keeps its id), then the exact pre-pass:
    group by exact fingerprint, the first record of each group stays (both found by one
    aggregation over ``(key, ordinal)`` alone);

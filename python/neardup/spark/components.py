@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, List, Optional
+
 import neardup
 
 from .session import cut_lineage, keep
@@ -22,7 +24,7 @@ def _union_find(batches):
         yield neardup.components_batch(pa.Table.from_batches(batches))
 
 
-def components(edges, checkpoint_every: int = 2):
+def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = None):
     """Connected components of ``edges`` (columns a, b): node, label = the smallest node
     of its component, for every node of an edge.
 
@@ -39,15 +41,21 @@ def components(edges, checkpoint_every: int = 2):
     (no node is both a centre and a leaf, no leaf has two centres), whose centres are
     then their components' minima. ``O(log n)`` rounds; the lineage is cut every
     ``checkpoint_every`` rounds. A graph of at most ``ONE_TASK_EDGES`` distinct edges
-    is gathered into one task and labelled by union-find instead (0 rounds). Returns
-    ``(labels, rounds)``."""
+    is gathered into one task and labelled by union-find instead (0 rounds). Every
+    frame kept on the way (the labels' too) is appended to ``held``, to let go of
+    (``session.let_go``) once the labels are no longer read. Returns ``(labels,
+    rounds)``."""
     from pyspark.sql import functions as F
 
     a, b = F.col("a"), F.col("b")
     e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
+    kept = held if held is not None else []
     e = cut_lineage(e)
+    kept.append(e)
     if e.count() <= ONE_TASK_EDGES:
-        return keep(e.repartition(1).mapInArrow(_union_find, "node long, label long")), 0
+        labels = keep(e.repartition(1).mapInArrow(_union_find, "node long, label long"))
+        kept.append(labels)
+        return labels, 0
     rounds = 0
     while True:
         rounds += 1
@@ -66,6 +74,7 @@ def components(edges, checkpoint_every: int = 2):
             .distinct()
         )
         e = cut_lineage(small) if rounds % checkpoint_every == 0 else keep(small)
+        kept.append(e)
         centres_that_are_leaves = e.select("b").intersect(e.select("a")).limit(1).count()
         leaves_with_two_centres = e.groupBy("a").count().where(F.col("count") > 1).limit(1).count()
         if centres_that_are_leaves == 0 and leaves_with_two_centres == 0:

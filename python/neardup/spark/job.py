@@ -13,7 +13,7 @@ from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, 
 from .components import components
 from .inputs import SCAN, kept_line
 from .numbering import as_numbered, number
-from .session import cut_lineage, keep, stage_one_memory
+from .session import cut_lineage, keep, let_go, stage_one_memory
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
 from .snapshots import SAVED_COLUMNS, SavedSketches
@@ -77,18 +77,18 @@ class SparkDedup:
     _cached: Optional[List[Any]] = None
 
     def unpersist(self) -> None:
-        """Lets go of the frames :func:`dedup` cached (sketches, candidates, verdicts,
-        fates); the result's frames stay usable, recomputed if read again. Over Spark
-        Connect those frames are checkpoints, held by the module until
-        :func:`release_checkpoints` (which :func:`run` calls): call it once no result
-        of :func:`dedup` is read any more."""
-        for df in self._cached or []:
-            df.unpersist()
+        """Lets go of the frames :func:`dedup` kept (sketches, candidates, verdicts,
+        components, fates: local checkpoints, or, on a session with a checkpoint
+        directory, cached frames; see ``session.keep``). Call it once the result's
+        frames are no longer read: a frame made from a released local checkpoint can
+        no longer be read. Over Spark Connect those frames are held by the module until
+        :func:`release_checkpoints` (which :func:`run` calls)."""
+        let_go(self._cached or [])
         self._cached = []
 
     def stats(self) -> Dict[str, Any]:
         """The run's statistics with the CLI report's ``stats`` keys and meanings (a few
-        Spark jobs over cached data, aggregated on the executors: the driver gets
+        Spark jobs over kept data, aggregated on the executors: the driver gets
         counts, never a row per record or per cluster): counts, bytes sketched, exact
         groups, stage one's work (passes, keys, pairs enumerated, big buckets, distinct
         candidates), pairs verified, reported pairs by site class, and the cluster
@@ -289,7 +289,7 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
               old: int, params: Dict[str, Any], fields: Dict[str, str], on_task: Optional[TaskHook]):
     """Every record's sketch, numbered (``ORD`` offset by ``old``, ``POSITION``), with
     the earlier snapshot's sketches before them. Returns ``(sketches of every line —
-    cached, to let go once the result is kept —, numbered sketches, per input, the
+    kept, to let go of once the numbered sketches are —, numbered sketches, per input, the
     input's splits as numbered or None)`` (see ``numbering.number``)."""
     from pyspark.sql import functions as F
 
@@ -315,9 +315,14 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
 
 def _fates(sk, labels, old: int):
     """Every record's fate (kept / exact / near / rejected), the record it duplicates,
-    and its cluster (by its representative's ordinal)."""
+    and its cluster (by its representative's ordinal). Up to ``BROADCAST_GROUPS``
+    labelled records, the labels are sent to every task, so the sketch rows are not
+    shuffled to meet them (a kept frame's size is not known to Spark's planner, which
+    estimates it from the plan it was made by)."""
     from pyspark.sql import functions as F
 
+    if labels.count() <= BROADCAST_GROUPS:
+        labels = F.broadcast(labels)
     fates = (
         sk.select(ORD, LINE_ID, FILE, POSITION, "id", "rejected", "rejected_code", "exact_of")
         .join(labels.withColumnRenamed("node", ORD), ORD, "left")
@@ -410,8 +415,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # later stage reads it, and a plan that carried the sketching, the numbering and
     # the repeats under each of those reads grows too big for the driver to handle.
     sk = cut_lineage(sk)
-    for frame in [sk_all, *held]:
-        frame.unpersist()
+    let_go([sk_all, *held])
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
     cand, runs = stage_one(active, memory, on_task)
@@ -429,7 +433,8 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     judged = keep(joined.mapInArrow(verifier(params, on_task), VERDICT_SCHEMA))
     stage("stage two: verdicts", judged)
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate")
-    labels, rounds = components(pairs_ord.where(F.col("kind") == "near"))
+    graph: List[Any] = []
+    labels, rounds = components(pairs_ord.where(F.col("kind") == "near"), held=graph)
     stage(f"clusters: connected components ({rounds} rounds)" if rounds else
           "clusters: connected components (union-find in one task)", labels)
     kept_fates, fates = _fates(sk, labels, old)
@@ -513,4 +518,4 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
-                      _parts=parts, _cached=[sk, runs, cand, named, judged, kept_fates])
+                      _parts=parts, _cached=[sk, runs, cand, named, judged, *graph, kept_fates])

@@ -56,7 +56,7 @@ def as_numbered(source, splits: Splits):
 
 
 def number(sk_all, json_mode: bool) -> Tuple[Any, List[Dict[str, Any]], Splits]:
-    """``sk_all`` (sketches of every line or row, blank lines included, cached) with
+    """``sk_all`` (sketches of every line or row, blank lines included, kept) with
     ``ORD`` and ``POSITION``, blank lines left out, the input named by ``FILE`` alone
     (the names are in the counts), and the inputs' counts.
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 from .columns import ORD
 from .numbering import with_ordinal
 from .outputs import mode
-from .session import cut_lineage
+from .session import cut_lineage, let_go
 
 SKETCHES_FORMAT_VERSION = 1
 SAVED_COLUMNS = ["id", "exact", "supershingles", "keys", "charikar", "simhash", "terms", "length",
@@ -40,6 +40,7 @@ def save_sketches(result, path: str, overwrite: bool = False) -> None:
     meta = dict(result.sketch_meta or {}, format_version=SKETCHES_FORMAT_VERSION,
                 kind="neardup spark sketches", count=sizes[0])
     dense.select("ordinal", *SAVED_COLUMNS).write.mode(mode(overwrite)).parquet(f"{path}/sketches")
+    let_go([ordered])
     spark = result.sketches.sparkSession
     spark.createDataFrame([(json.dumps(meta, sort_keys=True),)], "meta string").coalesce(1) \
         .write.mode(mode(overwrite)).text(f"{path}/meta")
