@@ -289,8 +289,8 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
               old: int, params: Dict[str, Any], fields: Dict[str, str], on_task: Optional[TaskHook]):
     """Every record's sketch, numbered (``ORD`` offset by ``old``, ``POSITION``), with
     the earlier snapshot's sketches before them. Returns ``(sketches of every line —
-    kept, to let go of once the numbered sketches are —, numbered sketches, per input, the
-    input's splits as numbered or None)`` (see ``numbering.number``)."""
+    kept, to let go of once the numbered sketches are —, numbered sketches, per input,
+    the input's splits as numbered or None)`` (see ``numbering.number``)."""
     from pyspark.sql import functions as F
 
     sk_all = keep(records.mapInArrow(sketcher(params, fields, json_mode, on_task), SKETCH_SCHEMA))

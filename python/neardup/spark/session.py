@@ -71,14 +71,14 @@ def cut_lineage(df):
 def keep(df):
     """``df`` kept for reuse, materialized now with its lineage cut
     (:func:`cut_lineage`): as a local checkpoint, the executors' blocks of its rows as
-    they are (on the bench's 1 M corpus the whole job took 13 % less time than with
-    Spark's cache, whose columnar batches cost more to build than they save in the
-    reads; docs/spark.md). Over Spark Connect, whose requests carry the whole plan (a
-    deep one is refused), it is cut the same way. On a classic session with a
-    checkpoint directory it is cached instead: a reliable checkpoint of every frame
-    would write them all to that filesystem, and a cached frame lost with an executor
-    is recomputed from the reliable checkpoints it was made from. Let go of it with
-    :func:`let_go`."""
+    they are (on the bench's 1 M corpus a warm run of the whole job took about 20 %
+    less time than with Spark's cache, whose compressed column batches cost more to
+    build than they save in the reads; docs/spark.md). Over Spark Connect, whose
+    requests carry the whole plan (a deep one is refused), it is cut the same way. On
+    a classic session with a checkpoint directory it is cached instead: a reliable
+    checkpoint of every frame would write them all to that filesystem, and a cached
+    frame lost with an executor is recomputed from the reliable checkpoints it was
+    made from. Let go of it with :func:`let_go`."""
     sc = context(df.sparkSession)
     if sc is not None and _reliable(df.sparkSession, sc):
         return df.cache()
