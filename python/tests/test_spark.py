@@ -414,6 +414,42 @@ def test_spark_command_session_starts_its_jvms_with_the_jit_options(tmp_path, ow
     assert got["executor"] == nds.JIT_OPTIONS["spark.executor.defaultJavaOptions"] == "-XX:CompileThresholdScaling=10"
 
 
+CHECKPOINT_PROBE = r"""
+import json, sys
+import neardup.spark as nds
+from neardup.spark.session import keep
+corpus, checkpoints, out = sys.argv[1:4]
+spark = nds.builder("local[2]").config("spark.sql.shuffle.partitions", "4").getOrCreate()
+spark.sparkContext.setCheckpointDir(checkpoints)
+probe = keep(spark.range(10))
+cached = probe.is_cached
+probe.unpersist()
+held = set(spark.sparkContext._jsc.getPersistentRDDs().keySet())
+nds.run(spark, [corpus], output=out + "/kept", clusters=out + "/clusters")
+left = set(spark.sparkContext._jsc.getPersistentRDDs().keySet()) - held
+print(json.dumps({"cached": cached, "left": len(left)}))
+spark.stop()
+"""
+
+
+def test_spark_with_a_checkpoint_directory_checkpoints_there_and_gives_the_cli_answer(cli, corpus, tmp_path):
+    """On a session with a checkpoint directory, the job checkpoints the sketches and
+    the components there (they survive a lost executor), caches the other frames it
+    keeps instead of checkpointing them locally, lets go of them all, and gives the
+    CLI's kept ids and clusters."""
+    expected = run_cli(cli, corpus, tmp_path, [])
+    checkpoints, out = tmp_path / "checkpoints", tmp_path / "spark"
+    got = subprocess.run([sys.executable, "-c", CHECKPOINT_PROBE, str(corpus), str(checkpoints), str(out)],
+                         check=True, cwd=tmp_path, capture_output=True, text=True, env=user_env()).stdout
+    got = json.loads(got.strip().splitlines()[-1])
+    assert got == {"cached": True, "left": 0}
+    assert list(checkpoints.glob("*/rdd-*")), "reliable checkpoints written to the directory"
+    kept = [json.loads(l)["id"] for p in sorted((out / "kept").glob("part-*")) for l in open(p)]
+    assert kept == expected["kept"]
+    clusters = [json.loads(l) for p in sorted((out / "clusters").glob("part-*")) for l in open(p)]
+    assert clusters == expected["clusters"]
+
+
 def read_report_dir(path):
     """The report a run wrote to the directory ``path``: one part file of one line."""
     parts = sorted(path.glob("part-*"))
