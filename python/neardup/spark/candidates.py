@@ -4,7 +4,7 @@ candidate pairs under the library's big-bucket rule."""
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, List, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -92,7 +92,8 @@ def partition_labels(spark, n: int):
     return [found.get(t, t) for t in range(n)]
 
 
-def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] = None):
+def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] = None,
+              sums: Optional[List[Any]] = None):
     """Stage one on the engine: every ``(pass, key)`` bucket's candidate pairs under the
     library's big-bucket rule, each pair once. Each task packs its records' bucket
     keys into one blob per shard (:class:`neardup.KeyShards`; a shard is a stable hash
@@ -101,15 +102,25 @@ def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] 
     :class:`neardup.ShardRuns` sorts its rows and pairs each bucket. Nothing gathers a
     bucket into a row, and a partition past ``ShardRuns``' memory budget (``memory``
     bytes: ``session.STAGE_ONE_MEMORY``) sorts in runs spilled to the executor's local
-    disk; ``on_task`` as :func:`pair_runs` calls it. Returns ``(candidates, runs)``: ``runs`` the
-    streamed rows (``RUNS_SCHEMA``), kept — the statistics count the pairs enumerated
-    and the big buckets from them — and let go of when done."""
+    disk; ``on_task`` as :func:`pair_runs` calls it. Returns ``(candidates, runs,
+    seen)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept — the statistics count
+    the pairs enumerated and the big buckets from them — and let go of when done;
+    ``seen`` an ``Observation`` of the aggregates ``sums`` over ``runs`` as they were
+    materialized, or ``None`` (no ``sums``, or ``runs`` cached rather than
+    materialized now: ``session.keep``)."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     spark = active.sparkSession
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     blobs = (active.select(F.col(ORD).alias("member"), "keys")
              .mapInArrow(packer(partition_labels(spark, n)), "p int, keys binary"))
-    runs = keep(blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA))
+    runs = blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA)
+    seen = Observation() if sums else None
+    if seen is not None:
+        runs = runs.observe(seen, *sums)
+    runs = keep(runs)
+    if runs.is_cached:
+        seen = None
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
-    return candidates, runs
+    return candidates, runs, seen

@@ -87,31 +87,26 @@ class SparkDedup:
         self._cached = []
 
     def stats(self) -> Dict[str, Any]:
-        """The run's statistics with the CLI report's ``stats`` keys and meanings (a few
-        Spark jobs over kept data, aggregated on the executors: the driver gets
-        counts, never a row per record or per cluster): counts, bytes sketched, exact
+        """The run's statistics with the CLI report's ``stats`` keys and meanings
+        (aggregated on the executors: the driver gets counts, never a row per record or
+        per cluster; the sums over the sketches and stage one's rows observed as
+        :func:`dedup` materialized them, on a classic session, so that only stage
+        two's verdicts are aggregated here): counts, bytes sketched, exact
         groups, stage one's work (passes, keys, pairs enumerated, big buckets, distinct
         candidates), pairs verified, reported pairs by site class, and the cluster
         sizes. Without the CLI's per-stage ``seconds``."""
-        from pyspark.sql import functions as F
-
         p = self._parts or {}
         old = p["old"]
         sk = p["sk"]
         exact_groups = p["exact_groups"]
-        # The bytes of this snapshot's records; every key of every active record, and
-        # the passes (positions) they were made in: one job.
-        active = F.col("rejected").isNull() & F.col("exact_of").isNull()
-        bytes_, keys, passes = sk.agg(F.sum(F.when(F.col(ORD) >= old, F.col("length"))),
-                                      F.sum(F.when(active, F.size("keys"))),
-                                      F.max(F.when(active, F.size("keys")))).collect()[0]
-        keys, passes = int(keys or 0), int(passes or 0)
-        # Stage one's rows: a pair row per pair enumerated (before repeats across
-        # buckets are dropped), a size row per bucket of two members or more.
-        size = F.col("size")
-        big = size > neardup.DEFAULT_MAX_BUCKET
-        e, bb, bbm = p["runs"].agg(
-            F.count(F.when(size.isNull(), 1)), F.count(F.when(big, 1)), F.sum(F.when(big, size))).collect()[0]
+        # The bytes of this snapshot's records, every key of every active record and
+        # the passes (positions) they were made in; stage one's pairs enumerated and
+        # big buckets: observed as the job materialized the sketches and stage one's
+        # rows, on a classic session; aggregated here when they were not.
+        s = _observed(p["sketch_sums"], lambda: sk.agg(*_sketch_sums(old)).collect()[0].asDict())
+        bytes_, keys, passes = s["bytes"], int(s["keys"] or 0), int(s["passes"] or 0)
+        r = _observed(p["run_sums"], lambda: p["runs"].agg(*_run_sums()).collect()[0].asDict())
+        e, bb, bbm = r["pairs"], r["big"], r["big_members"]
         judged = judged_counts(self)
         classes: Dict[str, int] = {}
         for r in judged:
@@ -140,6 +135,44 @@ class SparkDedup:
             "clusters": {"clusters": int(n_clusters), "clustered_documents": int(clustered or 0),
                          "max_size": int(max_size or 0), "size_histogram": hist},
         }
+
+
+def _sketch_sums(old: int) -> List[Any]:
+    """The statistics' sums over the numbered sketches: this snapshot's bytes, and every
+    key of every active record and the passes (positions) they were made in."""
+    from pyspark.sql import functions as F
+
+    active = F.col("rejected").isNull() & F.col("exact_of").isNull()
+    return [F.sum(F.when(F.col(ORD) >= old, F.col("length"))).alias("bytes"),
+            F.sum(F.when(active, F.size("keys"))).alias("keys"),
+            F.max(F.when(active, F.size("keys"))).alias("passes")]
+
+
+def _run_sums() -> List[Any]:
+    """The statistics' sums over stage one's rows (``candidates.RUNS_SCHEMA``): a pair
+    row per pair enumerated (before repeats across buckets are dropped), a size row per
+    bucket of two members or more."""
+    from pyspark.sql import functions as F
+
+    size = F.col("size")
+    big = size > neardup.DEFAULT_MAX_BUCKET
+    return [F.count(F.when(size.isNull(), 1)).alias("pairs"), F.count(F.when(big, 1)).alias("big"),
+            F.sum(F.when(big, size)).alias("big_members")]
+
+
+def _observed(seen, aggregate: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """The metrics of ``seen``, an ``Observation`` of a frame the job materialized
+    eagerly (``None`` when it did not: a cached frame), or ``aggregate()`` when it
+    holds none (over Spark Connect a checkpoint reports none, or an empty row; a
+    classic session's checkpoints, local or reliable, report them)."""
+    if seen is not None:
+        try:
+            got = seen.get
+            if got:
+                return got
+        except Exception:  # noqa: BLE001 (Spark Connect: not observed)
+            pass
+    return aggregate()
 
 
 def _prepare(df, ordinal: Optional[str], params: Dict[str, Any], fields: Dict[str, str]):
@@ -314,8 +347,8 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
 
 
 def _fates(sk, labels, old: int):
-    """Every record's fate (kept / exact / near / rejected), the record it duplicates,
-    and its cluster (by its representative's ordinal). Up to ``BROADCAST_GROUPS``
+    """Every record's fate (kept / exact / near / rejected), the record it duplicates
+    (``of_ordinal``), and its cluster (by its representative's ordinal). Up to ``BROADCAST_GROUPS``
     labelled records, the labels are sent to every task, so the sketch rows are not
     shuffled to meet them (a kept frame's size is not known to Spark's planner, which
     estimates it from the plan it was made by)."""
@@ -346,9 +379,9 @@ def _fates(sk, labels, old: int):
         .withColumn("_cluster", F.coalesce("_rep_label", "_cluster"))
         .drop("_rep", "_rep_label")
     )
-    ids = sk.select(F.col(ORD).alias("_o"), F.col("id").alias("_oid"))
-    fates = keep(fates.join(ids, F.col("of_ordinal") == F.col("_o"), "left")
-                 .withColumnRenamed("_oid", "of").drop("_o"))
+    # The id a fate's ``of`` names is looked up only where the fates are read (a
+    # shuffle of every record's id, which the counts and the kept lines do not need).
+    fates = keep(fates)
     # Old records are references: they keep no fate of their own.
     return fates, fates.withColumn("fate", F.when(F.col(ORD) < old, "kept").otherwise(F.col("fate")))
 
@@ -394,6 +427,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     bytes, or ``"64m"``; 256 MiB by default) is the memory each task of stage one's
     sort holds before it spills sorted runs to the executor's local disk; a bad value
     is refused here, before any work."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     stage = on_stage or (lambda name, frame: None)
@@ -414,11 +448,14 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # Materialized (the input is not read again for it) with its lineage cut: every
     # later stage reads it, and a plan that carried the sketching, the numbering and
     # the repeats under each of those reads grows too big for the driver to handle.
-    sk = cut_lineage(sk)
+    # The statistics' sums observed as it is materialized (cut_lineage's checkpoints are
+    # eager), so that they cost no pass of their own.
+    sketch_sums = Observation()
+    sk = cut_lineage(sk.observe(sketch_sums, *_sketch_sums(old)))
     let_go([sk_all, *held])
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, runs = stage_one(active, memory, on_task)
+    cand, runs, run_sums = stage_one(active, memory, on_task, _run_sums())
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
@@ -503,8 +540,9 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     names = spark.createDataFrame([(c["file"], c["input"]) for c in per_input] or [(-1, None)],
                                   f"{FILE} int, input string")
     out_fates = (new_fates.join(F.broadcast(names), FILE, "left")
-                 .select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", "of", "reason",
-                         "code", "input", F.col(POSITION).alias("position"))
+                 .join(ids, F.col("of_ordinal") == F.col("_o"), "left")
+                 .select((F.col(ORD) - F.lit(old)).alias("ordinal"), "id", "fate", F.col("_oid").alias("of"),
+                         "reason", "code", "input", F.col(POSITION).alias("position"))
                  .orderBy("ordinal"))
     # For the next run: the old sketches, then this snapshot's kept records, numbered
     # densely in that order.
@@ -514,7 +552,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     parts = {"sk": sk, "dropped_lines": dropped, "source": source,
              # Written where they are read: read_inputs' scan, unchanged, in input order.
              "in_order": splits is not None and splits.in_order and getattr(df, SCAN, None) is True,
-             "exact_groups": exact_groups, "runs": runs,
+             "exact_groups": exact_groups, "runs": runs, "sketch_sums": sketch_sums, "run_sums": run_sums,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
