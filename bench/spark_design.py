@@ -2,8 +2,8 @@
 """A measurement of a design, not the job: how fast could the Spark job be with far fewer
 stages? Issue 52's target is the whole job in at most 6x the CLI's time on the 1 M
 corpus; `neardup.spark.run` takes about 20x cold and 11x warm (docs/spark.md), most of it
-Spark's per-row and per-job work over about forty stages. This script runs the same
-deduplication in eight Spark jobs, the sketches never a DataFrame row per record:
+Spark's per-row and per-job work over some fifty stages. This script runs the same
+deduplication in seven steps, the sketches never a DataFrame row per record:
 
 1. one pass over the input: each Arrow batch's sketches (`neardup.sketch_batch`) kept as
    one row holding them as Arrow IPC bytes, with the batch's counts; beside them, the
