@@ -348,10 +348,10 @@ def _sketches(records, json_mode: bool, ordinal: Optional[str], previous: Option
 
 def _fates(sk, labels, old: int):
     """Every record's fate (kept / exact / near / rejected), the record it duplicates
-    (``of_ordinal``), and its cluster (by its representative's ordinal). Up to ``BROADCAST_GROUPS``
-    labelled records, the labels are sent to every task, so the sketch rows are not
-    shuffled to meet them (a kept frame's size is not known to Spark's planner, which
-    estimates it from the plan it was made by)."""
+    (``of_ordinal``), and its cluster (by its representative's ordinal). Up to
+    ``BROADCAST_GROUPS`` labelled records, the labels are sent to every task, so the
+    sketch rows are not shuffled to meet them (a kept frame's size is not known to
+    Spark's planner, which estimates it from the plan it was made by)."""
     from pyspark.sql import functions as F
 
     if labels.count() <= BROADCAST_GROUPS:
