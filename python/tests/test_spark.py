@@ -351,12 +351,18 @@ def test_components_large_star_small_star(spark, monkeypatch, one_task):
 def test_stage_one_shards_each_reach_their_own_partition(spark):
     """``partition_labels`` gives each shard a value that Spark's hash partitioning
     sends to that shard's partition: blobs labelled so and repartitioned land one shard
-    per partition (stage one's balance rests on it; its answer does not)."""
+    per partition (stage one's balance rests on it; its answer does not). The driver's
+    copy of Spark's hash equals Spark's on 2,000 values and the int32 extremes."""
     from pyspark.sql import functions as F
 
     cand = importlib.import_module("neardup.spark.candidates")
-    for n in (1, 3, 11, 64):
-        labels = cand.partition_labels(spark, n)
+    # The hash as Spark computes it, against the driver's own.
+    values = list(range(-5, 2000)) + [2**31 - 1, -2**31]
+    got = spark.createDataFrame([(v,) for v in values], "v int").select("v", F.hash("v").alias("h")).collect()
+    import numpy as np
+    assert cand.spark_hash_int(np.array([r["v"] for r in got])).tolist() == [r["h"] for r in got]
+    for n in (1, 3, 11, 64, 1000):
+        labels = cand.partition_labels(n)
         assert len(set(labels)) == n
         rows = spark.createDataFrame([(i, v) for i, v in enumerate(labels)], "shard int, p int")
         placed = rows.repartition(n, "p").select("shard", F.spark_partition_id().alias("part")).collect()

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import neardup
 
 from .columns import ORD
-from .session import keep
+from .session import observed, row_count
 from .sketching import TaskHook
 
 RUNS_SCHEMA = "a long, b long, size long"
@@ -72,22 +72,46 @@ def pair_runs(memory: Optional[int] = None, on_task: Optional[TaskHook] = None):
     return pair
 
 
-def partition_labels(spark, n: int):
+def spark_hash_int(values):
+    """Spark's ``hash`` of int (32-bit) values, as its hash partitioning computes it
+    (Murmur3 x86 32-bit of the value's 4 bytes, seed 42: ``Murmur3_x86_32.hashInt``),
+    for a numpy array of them; signed int32 results as int64."""
+    import numpy as np
+
+    m = np.uint64(0xFFFFFFFF)
+
+    def rotl(x, r):
+        return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & m
+
+    k1 = (values.astype(np.int64).astype(np.uint64) & m) * np.uint64(0xCC9E2D51) & m
+    k1 = rotl(k1, 15) * np.uint64(0x1B873593) & m
+    h1 = rotl(np.uint64(42) ^ k1, 13)
+    h1 = (h1 * np.uint64(5) + np.uint64(0xE6546B64)) & m
+    h1 ^= np.uint64(4)
+    h1 ^= h1 >> np.uint64(16)
+    h1 = h1 * np.uint64(0x85EBCA6B) & m
+    h1 ^= h1 >> np.uint64(13)
+    h1 = h1 * np.uint64(0xC2B2AE35) & m
+    h1 ^= h1 >> np.uint64(16)
+    return h1.astype(np.int64) - ((h1 >> np.uint64(31)).astype(np.int64) << 32)
+
+
+def partition_labels(n: int):
     """For each of ``n`` partitions a value whose hash sends a row to it when a frame is
     repartitioned by that value into ``n`` partitions (Spark's hash partitioning is
-    ``pmod(hash(value), n)``, the SQL ``hash``): so shard ``i``'s blobs all go to
-    partition ``i``, one shard per partition. One small job on the driver (``n``
-    rows). Were a partition without a value found, the shards would still be paired,
-    only less evenly spread."""
-    from pyspark.sql import functions as F
+    ``pmod(hash(value), n)``: :func:`spark_hash_int`), the smallest such value: so
+    shard ``i``'s blobs all go to partition ``i``, one shard per partition. Computed on
+    the driver, no Spark job. Were a partition without a value found, the shards would
+    still be paired, only less evenly spread."""
+    import numpy as np
 
-    found = {}
-    span = 4 * n
-    while len(found) < n and span <= 1 << 30:
-        v = F.col("id").cast("int")
-        found = {r["t"]: r["v"] for r in spark.range(span).select(
-            v.alias("v"), F.expr(f"pmod(hash(cast(id as int)), {n})").alias("t"))
-            .groupBy("t").agg(F.min("v").alias("v")).collect()}
+    found: dict = {}
+    start, span = 0, 4 * n
+    while len(found) < n and start < 1 << 30:
+        values = np.arange(start, start + span, dtype=np.int64)
+        for v, t in zip(values.tolist(), np.mod(spark_hash_int(values), n).tolist()):
+            found.setdefault(t, v)
+        start += span
         span *= 4
     return [found.get(t, t) for t in range(n)]
 
@@ -103,24 +127,17 @@ def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] 
     bucket into a row, and a partition past ``ShardRuns``' memory budget (``memory``
     bytes: ``session.STAGE_ONE_MEMORY``) sorts in runs spilled to the executor's local
     disk; ``on_task`` as :func:`pair_runs` calls it. Returns ``(candidates, runs,
-    seen)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept — the statistics count
+    sums)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept — the statistics count
     the pairs enumerated and the big buckets from them — and let go of when done;
-    ``seen`` an ``Observation`` of the aggregates ``sums`` over ``runs`` as they were
-    materialized, or ``None`` (no ``sums``, or ``runs`` cached rather than
-    materialized now: ``session.keep``)."""
-    from pyspark.sql import Observation
+    ``sums`` the function ``session.observed`` gives for the aggregates ``sums`` over
+    ``runs`` (the row count when none are given)."""
     from pyspark.sql import functions as F
 
     spark = active.sparkSession
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     blobs = (active.select(F.col(ORD).alias("member"), "keys")
-             .mapInArrow(packer(partition_labels(spark, n)), "p int, keys binary"))
-    runs = blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA)
-    seen = Observation() if sums else None
-    if seen is not None:
-        runs = runs.observe(seen, *sums)
-    runs = keep(runs)
-    if runs.is_cached:
-        seen = None
+             .mapInArrow(packer(partition_labels(n)), "p int, keys binary"))
+    runs, seen = observed(blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA),
+                          sums or [row_count()])
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
     return candidates, runs, seen

@@ -6,13 +6,19 @@ from typing import Any, List, Optional
 
 import neardup
 
-from .session import cut_lineage, keep
+from .session import cut_lineage, keep, observed, row_count
 
 ONE_TASK_EDGES = 1 << 22
 """Up to this many distinct edges (64 MB of them), :func:`components` gathers the
 graph into one task and finds its components by union-find
 (:func:`neardup.components_batch`): a bounded amount, whatever the corpus's size, and
 one job instead of a few per round; past it, large-star / small-star rounds."""
+
+
+LABEL_ROWS = "_nd_label_rows"
+"""The attribute :func:`components` sets on the labels it kept (the union-find's): a
+function giving ``{"rows": their number}``, observed as they were materialized (see
+``session.observed``)."""
 
 
 def _union_find(batches):
@@ -41,7 +47,8 @@ def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = Non
     (no node is both a centre and a leaf, no leaf has two centres), whose centres are
     then their components' minima. ``O(log n)`` rounds; the lineage is cut every
     ``checkpoint_every`` rounds. A graph of at most ``ONE_TASK_EDGES`` distinct edges
-    is gathered into one task and labelled by union-find instead (0 rounds). Every
+    is gathered into one task and labelled by union-find instead (0 rounds; the
+    labels then carry their number, observed, as the attribute ``LABEL_ROWS``). Every
     frame kept on the way (the labels' too) is appended to ``held``, to let go of
     (``session.let_go``) once the labels are no longer read. Returns ``(labels,
     rounds)``."""
@@ -50,10 +57,11 @@ def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = Non
     a, b = F.col("a"), F.col("b")
     e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
     kept = held if held is not None else []
-    e = cut_lineage(e)
+    e, edges = observed(e, [row_count()], cut_lineage)
     kept.append(e)
-    if e.count() <= ONE_TASK_EDGES:
-        labels = keep(e.repartition(1).mapInArrow(_union_find, "node long, label long"))
+    if edges()["rows"] <= ONE_TASK_EDGES:
+        labels, rows = observed(e.repartition(1).mapInArrow(_union_find, "node long, label long"), [row_count()])
+        setattr(labels, LABEL_ROWS, rows)
         kept.append(labels)
         return labels, 0
     rounds = 0

@@ -10,10 +10,10 @@ import neardup
 
 from .candidates import stage_one
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
-from .components import components
+from .components import LABEL_ROWS, components
 from .inputs import SCAN, kept_line
 from .numbering import as_numbered, number
-from .session import cut_lineage, keep, let_go, stage_one_memory
+from .session import cut_lineage, keep, let_go, observed, row_count, stage_one_memory
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
 from .snapshots import SAVED_COLUMNS, SavedSketches
@@ -103,9 +103,9 @@ class SparkDedup:
         # the passes (positions) they were made in; stage one's pairs enumerated and
         # big buckets: observed as the job materialized the sketches and stage one's
         # rows, on a classic session; aggregated here when they were not.
-        s = _observed(p["sketch_sums"], lambda: sk.agg(*_sketch_sums(old)).collect()[0].asDict())
+        s = p["sketch_sums"]()
         bytes_, keys, passes = s["bytes"], int(s["keys"] or 0), int(s["passes"] or 0)
-        r = _observed(p["run_sums"], lambda: p["runs"].agg(*_run_sums()).collect()[0].asDict())
+        r = p["run_sums"]()
         e, bb, bbm = r["pairs"], r["big"], r["big_members"]
         judged = judged_counts(self)
         classes: Dict[str, int] = {}
@@ -158,21 +158,6 @@ def _run_sums() -> List[Any]:
     big = size > neardup.DEFAULT_MAX_BUCKET
     return [F.count(F.when(size.isNull(), 1)).alias("pairs"), F.count(F.when(big, 1)).alias("big"),
             F.sum(F.when(big, size)).alias("big_members")]
-
-
-def _observed(seen, aggregate: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
-    """The metrics of ``seen``, an ``Observation`` of a frame the job materialized
-    eagerly (``None`` when it did not: a cached frame), or ``aggregate()`` when it
-    holds none (over Spark Connect a checkpoint reports none, or an empty row; a
-    classic session's checkpoints, local or reliable, report them)."""
-    if seen is not None:
-        try:
-            got = seen.get
-            if got:
-                return got
-        except Exception:  # noqa: BLE001 (Spark Connect: not observed)
-            pass
-    return aggregate()
 
 
 def _prepare(df, ordinal: Optional[str], params: Dict[str, Any], fields: Dict[str, str]):
@@ -233,9 +218,9 @@ def _repeats(rows, key: str):
     ordinal are shuffled (partial aggregates, map side first)."""
     from pyspark.sql import functions as F
 
-    groups = keep(rows.groupBy(key).agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
-                  .where(F.col("_n") > 1).select(key, "_first"))
-    return groups, groups.count()
+    groups, n = observed(rows.groupBy(key).agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
+                         .where(F.col("_n") > 1).select(key, "_first"), [row_count()])
+    return groups, n()["rows"]
 
 
 def _both_repeats(sk, competes, accepted):
@@ -249,14 +234,15 @@ def _both_repeats(sk, competes, accepted):
     keyed = (sk.where(competes).select(F.col("id").alias("_id"), F.lit(None).cast("binary").alias("_exact"), ORD)
              .union(sk.where(accepted).select(F.lit(None).cast("string").alias("_id"),
                                               F.col("exact").alias("_exact"), ORD)))
-    both = keep(keyed.groupBy("_id", "_exact").agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
-                .where((F.col("_n") > 1) & (F.col("_id").isNotNull() | F.col("_exact").isNotNull()))
-                .select("_id", "_exact", "_first"))
-    n = {r["is_id"]: r["count"] for r in
-         both.groupBy(F.col("_id").isNotNull().alias("is_id")).count().collect()}
+    both, counts = observed(
+        keyed.groupBy("_id", "_exact").agg(F.min(ORD).alias("_first"), F.count(F.lit(1)).alias("_n"))
+        .where((F.col("_n") > 1) & (F.col("_id").isNotNull() | F.col("_exact").isNotNull()))
+        .select("_id", "_exact", "_first"),
+        [F.count(F.col("_id")).alias("ids"), F.count(F.col("_exact")).alias("groups")])
+    n = counts()
     ids = both.where(F.col("_id").isNotNull()).select(F.col("_id").alias("id"), "_first")
     groups = both.where(F.col("_exact").isNotNull()).select(F.col("_exact").alias("exact"), "_first")
-    return ids, n.get(True, 0), groups, n.get(False, 0), both
+    return ids, n["ids"], groups, n["groups"], both
 
 
 def _first_ids_and_exact(sk, old: int, held: List[Any]):
@@ -312,8 +298,9 @@ def _paired_sketches(sk, pairs):
     Returns the sketches and the ordinals' frame (kept)."""
     from pyspark.sql import functions as F
 
-    named = keep(pairs.select(F.col("a").alias(ORD)).union(pairs.select(F.col("b").alias(ORD))).distinct())
-    if named.count() > BROADCAST_GROUPS:
+    named, rows = observed(pairs.select(F.col("a").alias(ORD)).union(pairs.select(F.col("b").alias(ORD))).distinct(),
+                           [row_count()])
+    if rows()["rows"] > BROADCAST_GROUPS:
         return sk, named
     return sk.join(F.broadcast(named), ORD, "left_semi"), named
 
@@ -354,7 +341,8 @@ def _fates(sk, labels, old: int):
     Spark's planner, which estimates it from the plan it was made by)."""
     from pyspark.sql import functions as F
 
-    if labels.count() <= BROADCAST_GROUPS:
+    rows = getattr(labels, LABEL_ROWS, None)
+    if (rows()["rows"] if rows else labels.count()) <= BROADCAST_GROUPS:
         labels = F.broadcast(labels)
     fates = (
         sk.select(ORD, LINE_ID, FILE, POSITION, "id", "rejected", "rejected_code", "exact_of")
@@ -427,7 +415,6 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     bytes, or ``"64m"``; 256 MiB by default) is the memory each task of stage one's
     sort holds before it spills sorted runs to the executor's local disk; a bad value
     is refused here, before any work."""
-    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     stage = on_stage or (lambda name, frame: None)
@@ -450,8 +437,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     # the repeats under each of those reads grows too big for the driver to handle.
     # The statistics' sums observed as it is materialized (cut_lineage's checkpoints are
     # eager), so that they cost no pass of their own.
-    sketch_sums = Observation()
-    sk = cut_lineage(sk.observe(sketch_sums, *_sketch_sums(old)))
+    sk, sketch_sums = observed(sk, _sketch_sums(old), cut_lineage)
     let_go([sk_all, *held])
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())

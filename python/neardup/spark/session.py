@@ -85,6 +85,42 @@ def keep(df):
     return cut_lineage(df)
 
 
+def row_count():
+    """The aggregate ``rows``: a frame's number of rows (for :func:`observed`)."""
+    from pyspark.sql import functions as F
+
+    return F.count(F.lit(1)).alias("rows")
+
+
+def observed(df, metrics: List[Any], materialize=None):
+    """``df`` materialized by ``materialize`` (:func:`keep` by default, or
+    :func:`cut_lineage`) and a function giving ``metrics`` (named aggregate columns)
+    over its rows as a dict: observed as it was materialized when that happened now (a
+    classic session's checkpoint, local or reliable), so that they cost no job of their
+    own; else (a cached frame, materialized by its first reader; Spark Connect, whose
+    checkpoints report no observed metrics) aggregated over the kept frame when first
+    asked. Either way, once."""
+    from pyspark.sql import Observation
+
+    seen = Observation()
+    kept = (materialize or keep)(df.observe(seen, *metrics))
+    eager = not kept.is_cached
+    got: Dict[str, Any] = {}
+
+    def metrics_of() -> Dict[str, Any]:
+        if not got:
+            value = None
+            if eager:
+                try:
+                    value = seen.get
+                except Exception:  # noqa: BLE001 (Spark Connect: not observed)
+                    value = None
+            got.update(value or kept.agg(*metrics).collect()[0].asDict())
+        return got
+
+    return kept, metrics_of
+
+
 def let_go(frames: List[Any]) -> None:
     """Releases the executors' blocks of ``frames`` (made by :func:`keep` or
     :func:`cut_lineage`) on a classic session: a cached frame is unpersisted, a local
