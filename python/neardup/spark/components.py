@@ -57,9 +57,9 @@ def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = Non
     a, b = F.col("a"), F.col("b")
     e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
     kept = held if held is not None else []
-    e, edges = observed(e, [row_count()], cut_lineage)
+    e, distinct_edges = observed(e, [row_count()], cut_lineage)
     kept.append(e)
-    if edges()["rows"] <= ONE_TASK_EDGES:
+    if distinct_edges()["rows"] <= ONE_TASK_EDGES:
         labels, rows = observed(e.repartition(1).mapInArrow(_union_find, "node long, label long"), [row_count()])
         setattr(labels, LABEL_ROWS, rows)
         kept.append(labels)
