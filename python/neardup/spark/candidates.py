@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import neardup
 
 from .columns import ORD
-from .session import observed, row_count
+from .session import observed
 from .sketching import TaskHook
 
 RUNS_SCHEMA = "a long, b long, size long"
@@ -116,8 +116,7 @@ def partition_labels(n: int):
     return [found.get(t, t) for t in range(n)]
 
 
-def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] = None,
-              sums: Optional[List[Any]] = None):
+def stage_one(active, sums: List[Any], memory: Optional[int] = None, on_task: Optional[TaskHook] = None):
     """Stage one on the engine: every ``(pass, key)`` bucket's candidate pairs under the
     library's big-bucket rule, each pair once. Each task packs its records' bucket
     keys into one blob per shard (:class:`neardup.KeyShards`; a shard is a stable hash
@@ -130,7 +129,7 @@ def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] 
     sums)``: ``runs`` the streamed rows (``RUNS_SCHEMA``), kept — the statistics count
     the pairs enumerated and the big buckets from them — and let go of when done;
     ``sums`` the function ``session.observed`` gives for the aggregates ``sums`` over
-    ``runs`` (the row count when none are given)."""
+    ``runs``."""
     from pyspark.sql import functions as F
 
     spark = active.sparkSession
@@ -138,6 +137,6 @@ def stage_one(active, memory: Optional[int] = None, on_task: Optional[TaskHook] 
     blobs = (active.select(F.col(ORD).alias("member"), "keys")
              .mapInArrow(packer(partition_labels(n)), "p int, keys binary"))
     runs, seen = observed(blobs.repartition(n, "p").mapInArrow(pair_runs(memory, on_task), RUNS_SCHEMA),
-                          sums or [row_count()])
+                          sums)
     candidates = runs.where(F.col("size").isNull()).select("a", "b").distinct()
     return candidates, runs, seen

@@ -441,7 +441,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     let_go([sk_all, *held])
     stage("sketch, number, repeated ids, exact pre-pass", sk)
     active = sk.where(F.col("rejected").isNull() & F.col("exact_of").isNull())
-    cand, runs, run_sums = stage_one(active, memory, on_task, _run_sums())
+    cand, runs, run_sums = stage_one(active, _run_sums(), memory, on_task)
     # Kept: the answer and the statistics both read it (stage one runs once).
     cand = keep(cand.withColumn("kind", F.lit("near")))
     stage("stage one: buckets and candidate pairs", cand)
