@@ -83,7 +83,7 @@ nds.tune(spark, [corpus], None)
 from pyspark.sql import functions as F  # noqa: E402
 
 N = int(spark.conf.get("spark.sql.shuffle.partitions"))
-LABELS = partition_labels(spark, N)
+LABELS = partition_labels(N)
 # The sketch pass's rows: kind 0 a batch's sketches (with its split and counts), 1 ids and
 # 3 exact fingerprints for partition p, 2 stage one's keys for partition p.
 OUT = "kind int, p int, file int, block long, first long, lines long, records long, bytes long, rejected long, blob binary"

@@ -740,6 +740,72 @@ def test_spark_kept_lines_fail_when_the_input_is_cut_into_other_splits(spark, cl
         (tmp_path / "cli-kept.jsonl").read_bytes()
 
 
+@contextlib.contextmanager
+def session_settings(spark, settings):
+    """The session's ``settings`` inside the block, each restored (or unset) after it."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+INITIAL = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
+
+
+@pytest.mark.parametrize("adaptive", [False, True], ids=["shuffle-partitions", "adaptive-initial-partitions"])
+def test_spark_outputs_are_written_by_no_more_tasks_than_part_names_keep_in_order(spark, cli, tmp_path,
+                                                                                  monkeypatch, adaptive):
+    """Spark names a part file by its task's partition in at least five digits, so an
+    output written by more than ``outputs.MAX_PARTS`` (100,000) tasks would no longer
+    sort in order by name. With that bound lowered to 3 here, below the session's 4
+    shuffle partitions (or adaptive execution's initial 8, its coalescing on but
+    merging nothing) and the 60 KB splits of one file, every output is written by at
+    most 3 tasks — the kept lines sorted, not written where they are read — and each
+    still equals the CLI's file; the session's settings are as they were after the
+    run."""
+    import neardup.spark as nds
+    from neardup.spark import outputs
+
+    shards = one_file(tmp_path, two_shards(tmp_path))
+    names = [str(p) for p in shards]
+    cli_out = tmp_path / "cli"
+    cli_out.mkdir()
+    subprocess.run([cli, "dedup", *names, "-q", "-o", cli_out / "kept.jsonl", "--rejects", cli_out / "rejects.jsonl",
+                    "--clusters", cli_out / "clusters.jsonl", "--pairs", cli_out / "pairs.jsonl"], check=True)
+    monkeypatch.setattr(outputs, "MAX_PARTS", 3)
+    settings = {"spark.sql.files.maxPartitionBytes": "60000", "spark.sql.files.openCostInBytes": "0"}
+    if adaptive:
+        settings.update({"spark.sql.adaptive.coalescePartitions.enabled": "true", INITIAL: "8",
+                         "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+                         "spark.sql.adaptive.advisoryPartitionSizeInBytes": "1",
+                         "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1"})
+    sp = tmp_path / "spark"
+    with session_settings(spark, settings):
+        assert nds.read_inputs(spark, names).rdd.getNumPartitions() > 3
+        nds.run(spark, names, output=str(sp / "kept"), rejects=str(sp / "rejects"),
+                clusters=str(sp / "clusters"), pairs=str(sp / "pairs"))
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+        assert spark.conf.get(INITIAL, None) == ("8" if adaptive else None)
+    for name in ("rejects", "clusters", "pairs", "kept"):
+        files = sorted((sp / name).glob("part-*"))
+        tasks = [int(re.match(r"part-(\d+)-", f.name).group(1)) for f in files]
+        assert files and max(tasks) < 3, (name, tasks)
+        whole = tmp_path / f"{name}.whole"
+        whole.write_bytes(b"".join(f.read_bytes() for f in files))
+        if name == "kept":
+            assert whole.read_bytes() == (cli_out / "kept.jsonl").read_bytes()
+        else:
+            assert read_jsonl(whole) == read_jsonl(cli_out / f"{name}.jsonl"), name
+    assert len(list((sp / "kept").glob("part-*"))) > 1, "still written by several tasks"
+
+
 def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):
     """An output directory that exists is refused before any work, and left as it was;
     ``overwrite=True`` replaces it."""

@@ -538,6 +538,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     parts = {"sk": sk, "dropped_lines": dropped, "source": source,
              # Written where they are read: read_inputs' scan, unchanged, in input order.
              "in_order": splits is not None and splits.in_order and getattr(df, SCAN, None) is True,
+             "scan_partitions": splits.partitions if splits is not None else 0,
              "exact_groups": exact_groups, "runs": runs, "sketch_sums": sketch_sums, "run_sums": run_sums,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,

@@ -24,6 +24,13 @@ class Splits:
     file is cut into splits of one size, and the kept lines are written where they are
     read, with no sort."""
 
+    @property
+    def partitions(self) -> int:
+        """The scan partitions up to the last one holding a line (a ``LINE_ID``'s high
+        bits are its partition): the most part files the kept lines written where they
+        are read can make."""
+        return max((first >> 33 for _, _, first, _ in self.rows), default=-1) + 1
+
 
 CHANGED_SPLITS = ("neardup.spark: the input, read again for the kept records, was cut into other splits "
                   "than when its records were numbered (did the executors' cores or a spark.sql.files "

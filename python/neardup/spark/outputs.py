@@ -3,11 +3,46 @@ filesystem it writes, over Spark Connect too), refused when they exist."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any, Dict, List, Optional
 
 from .inputs import exists, kept_line
-from .session import context
+from .session import conf, context
+
+MAX_PARTS = 100_000
+"""The most tasks an output is written by, so that its part files' names sort in the
+tasks' order. Spark names a task's part file by its partition number in at least five
+digits (Hadoop's commit protocol formats it ``part-%05d-…``): past 99,999 the names
+grow a digit, and ``part-100000-…`` sorts between ``part-10000-…`` and
+``part-10001-…``. A sorted output is range-partitioned into at most this many parts
+(:func:`parts_at_most`); the kept lines are written where they are read only when the
+input's lines lie in fewer scan partitions than this."""
+
+_PARTITION_SETTINGS = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.initialPartitionNum")
+
+
+@contextlib.contextmanager
+def parts_at_most(spark, most: Optional[int] = None):
+    """Inside it, the sort an output's write makes range-partitions its rows into at most
+    ``most`` parts (:data:`MAX_PARTS` by default): the session's
+    ``spark.sql.shuffle.partitions``, and adaptive execution's
+    ``spark.sql.adaptive.coalescePartitions.initialPartitionNum`` when set, lowered to
+    ``most`` for the write when they are above it (a session below it is not touched),
+    and restored after it, whatever happens there. (On a session other threads query
+    at the same time, their queries see the lowered setting meanwhile.)"""
+    most = MAX_PARTS if most is None else most
+    lowered: Dict[str, str] = {}
+    for key in _PARTITION_SETTINGS:
+        given = conf(spark, key)
+        if given is not None and int(given) > most:
+            lowered[key] = given
+            spark.conf.set(key, str(most))
+    try:
+        yield
+    finally:
+        for key, given in lowered.items():
+            spark.conf.set(key, given)
 
 
 def mode(overwrite: bool) -> str:
@@ -33,13 +68,15 @@ def write(df, path: str, fmt: str, overwrite: bool = False, nulls: bool = True) 
     as part files in ``path`` whose concatenation in name order is the whole output in
     order (JSONL with every field — nulls included unless not ``nulls`` — or Parquet),
     and returns the rows written, counted as the writer takes them. An existing
-    ``path`` is an error unless ``overwrite``. No single task writes everything."""
+    ``path`` is an error unless ``overwrite``. No single task writes everything, and at
+    most :data:`MAX_PARTS` tasks do (:func:`parts_at_most`)."""
     df, written = _counted(df)
     w = df.write.mode(mode(overwrite))
-    if fmt == "parquet":
-        w.parquet(path)
-    else:
-        w.option("ignoreNullFields", "false" if nulls else "true").json(path)
+    with parts_at_most(df.sparkSession):
+        if fmt == "parquet":
+            w.parquet(path)
+        else:
+            w.option("ignoreNullFields", "false" if nulls else "true").json(path)
     return written()
 
 
@@ -60,7 +97,8 @@ def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
             rows = r.kept.select(F.from_json("line", schema).alias("r")).select("r.*")
             return write(rows, path, fmt, overwrite)
         lines, written = _counted(_kept_lines(r))
-        lines.write.mode(mode(overwrite)).text(path)
+        with parts_at_most(spark):
+            lines.write.mode(mode(overwrite)).text(path)
         return written()
     # A row's null fields are left out of its JSON line, as the CLI writes rows.
     return write(r.kept, path, fmt, overwrite, nulls=False)
@@ -86,13 +124,14 @@ def _kept_lines(r):
         return r.kept.select("line")
     line = kept_line()
     kept = p["source"].where(~F.col(BLANK)).join(F.broadcast(p["dropped_lines"]), LINE_ID, "left_anti")
-    if p.get("in_order"):
+    if p.get("in_order") and p.get("scan_partitions", 0) <= MAX_PARTS:
         # The scan's partitions (read_inputs' frame, unchanged), in order, hold the
         # lines in input order (as found when they were numbered): each task writes
-        # the kept lines of its own splits, the text never moves.
+        # the kept lines of its own splits, the text never moves. (Past MAX_PARTS
+        # partitions, the part files' names would no longer sort in their order.)
         return kept.select(line.alias("line"))
     # (file, split start, line id) is input order: the lines are sorted by it, text
-    # moved once, by the sort.
+    # moved once, by the sort (into at most MAX_PARTS parts: see write_kept).
     return kept.orderBy(FILE, BLOCK, LINE_ID).select(line.alias("line"))
 
 
