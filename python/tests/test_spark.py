@@ -740,22 +740,6 @@ def test_spark_kept_lines_fail_when_the_input_is_cut_into_other_splits(spark, cl
         (tmp_path / "cli-kept.jsonl").read_bytes()
 
 
-@contextlib.contextmanager
-def session_settings(spark, settings):
-    """The session's ``settings`` inside the block, each restored (or unset) after it."""
-    before = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
 INITIAL = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
 
 
@@ -772,6 +756,7 @@ def test_spark_outputs_are_written_by_no_more_tasks_than_part_names_keep_in_orde
     run."""
     import neardup.spark as nds
     from neardup.spark import outputs
+    from neardup.spark.session import settings_for
 
     shards = one_file(tmp_path, two_shards(tmp_path))
     names = [str(p) for p in shards]
@@ -787,7 +772,7 @@ def test_spark_outputs_are_written_by_no_more_tasks_than_part_names_keep_in_orde
                          "spark.sql.adaptive.advisoryPartitionSizeInBytes": "1",
                          "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1"})
     sp = tmp_path / "spark"
-    with session_settings(spark, settings):
+    with settings_for(spark, settings):
         assert nds.read_inputs(spark, names).rdd.getNumPartitions() > 3
         nds.run(spark, names, output=str(sp / "kept"), rejects=str(sp / "rejects"),
                 clusters=str(sp / "clusters"), pairs=str(sp / "pairs"))
@@ -804,6 +789,41 @@ def test_spark_outputs_are_written_by_no_more_tasks_than_part_names_keep_in_orde
         else:
             assert read_jsonl(whole) == read_jsonl(cli_out / f"{name}.jsonl"), name
     assert len(list((sp / "kept").glob("part-*"))) > 1, "still written by several tasks"
+
+
+@pytest.mark.parametrize("layout", ["one-file", "two-files"])
+def test_spark_kept_lines_are_found_again_when_the_executors_cores_change(spark, cli, tmp_path, layout):
+    """Spark sizes an input's splits by its bytes over the executors' cores when that is
+    below ``spark.sql.files.maxPartitionBytes``, and under dynamic allocation the
+    executors that read the kept lines need not be those that read the records. Here
+    what Spark takes the cores to be (``spark.sql.leafNodeDefaultParallelism``) goes
+    from 3 during the dedup to 7 at the write, the open cost 0 so that the cores size
+    the splits (the input would be cut into other splits now): the write reads the
+    input cut as the dedup did and gives the CLI's kept file, and the session's
+    settings are as they were after each. One file (written where read) and two
+    (sorted)."""
+    import neardup.spark as nds
+    from neardup.spark.session import SPLITS_SETTING, settings_for
+
+    shards = two_shards(tmp_path)
+    if layout == "one-file":
+        shards = one_file(tmp_path, shards)
+    names = [str(p) for p in shards]
+    subprocess.run([cli, "dedup", *names, "-q", "-o", tmp_path / "cli-kept.jsonl"], check=True)
+    cores = "spark.sql.leafNodeDefaultParallelism"
+    with settings_for(spark, {"spark.sql.files.openCostInBytes": "0", cores: "3"}):
+        before = nds.read_inputs(spark, names).rdd.getNumPartitions()
+        r = nds.dedup(nds.read_inputs(spark, names))
+        assert r._parts["in_order"] == (layout == "one-file")
+        assert spark.conf.get(SPLITS_SETTING, None) is None
+    with settings_for(spark, {"spark.sql.files.openCostInBytes": "0", cores: "7"}):
+        assert nds.read_inputs(spark, names).rdd.getNumPartitions() > before
+        out = tmp_path / "kept"
+        assert nds.write_kept(r, str(out), "jsonl") == r.counts["kept"]
+        assert spark.conf.get(SPLITS_SETTING, None) is None
+    files = sorted(out.glob("part-*"))
+    assert len(files) > 1, "written by several tasks"
+    assert b"".join(f.read_bytes() for f in files) == (tmp_path / "cli-kept.jsonl").read_bytes()
 
 
 def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus, tmp_path):

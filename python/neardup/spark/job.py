@@ -13,7 +13,7 @@ from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, 
 from .components import LABEL_ROWS, components
 from .inputs import SCAN, kept_line
 from .numbering import as_numbered, number
-from .session import cut_lineage, keep, let_go, observed, row_count, stage_one_memory
+from .session import cut_lineage, keep, let_go, observed, row_count, settings_for, split_pin, stage_one_memory
 from .settings import field_names, resolve, site_field, sketch_meta
 from .sketching import GENERATED, SKETCH_COLUMNS, SKETCH_SCHEMA, TaskHook, sketcher
 from .snapshots import SAVED_COLUMNS, SavedSketches
@@ -51,7 +51,10 @@ class SparkDedup:
     and position (where it was read)."""
     kept: Any
     """The kept records in input order: every input column unchanged, or, for JSONL
-    read by :func:`read_inputs`, ``id`` and ``line`` (the record's line, unchanged)."""
+    read by :func:`read_inputs`, ``id`` and ``line`` (the record's line, unchanged).
+    It reads the input again: ``write_kept`` reads it cut into the splits this run
+    numbered (``session.split_pin``); read otherwise, by executors with other cores,
+    it fails (``numbering.CHANGED_SPLITS``) rather than give other records."""
     clusters: Any
     """representative, members (ids in input order), size; by first member: the CLI's
     line per cluster, so each cluster's ids are gathered into its row when this is
@@ -429,7 +432,12 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
         old = int(previous.meta["count"])
     memory = stage_one_memory(df.sparkSession)
     records, json_mode, source = _prepare(df, ordinal, params, fields)
-    sk_all, sk, per_input, splits = _sketches(records, json_mode, ordinal, previous, old, params, fields, on_task)
+    # The input read (and its records numbered by their place in its splits) under the
+    # split setting the kept records are read again with (write_kept).
+    pin = split_pin(df.sparkSession)
+    with settings_for(df.sparkSession, pin):
+        sk_all, sk, per_input, splits = _sketches(records, json_mode, ordinal, previous, old, params, fields,
+                                                  on_task)
     held: List[Any] = []
     sk, exact_groups = _first_ids_and_exact(sk, old, held)
     # Materialized (the input is not read again for it) with its lineage cut: every
@@ -539,6 +547,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
              # Written where they are read: read_inputs' scan, unchanged, in input order.
              "in_order": splits is not None and splits.in_order and getattr(df, SCAN, None) is True,
              "scan_partitions": splits.partitions if splits is not None else 0,
+             "split_pin": pin,
              "exact_groups": exact_groups, "runs": runs, "sketch_sums": sketch_sums, "run_sums": run_sums,
              "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,

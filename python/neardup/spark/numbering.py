@@ -33,9 +33,9 @@ class Splits:
 
 
 CHANGED_SPLITS = ("neardup.spark: the input, read again for the kept records, was cut into other splits "
-                  "than when its records were numbered (did the executors' cores or a spark.sql.files "
-                  "setting change during the run?), so its lines cannot be found again; "
-                  "fix spark.sql.leafNodeDefaultParallelism for the run and run it again")
+                  "than when its records were numbered (did a spark.sql.files setting change during the "
+                  "run, or were the kept records read other than by write_kept, with other cores?), so "
+                  "its lines cannot be found again; keep those settings for the run and run it again")
 """The error a line raises when it is not where the numbering saw it (see
 :func:`as_numbered`)."""
 
@@ -44,9 +44,11 @@ def as_numbered(source, splits: Splits):
     """``source``, the input read again (for the kept records), each row checked to be
     where the numbering saw it: its ``LINE_ID`` among the ones its split ``(FILE,
     BLOCK)`` had. The line ids of a second scan are the first's only if Spark cuts the
-    input into the same splits, which depends on the cores the executors have when it
-    reads (``spark.sql.files.maxPartitionBytes`` caps a split, the input's size over the
-    cores sets it when smaller): a row that is not where it was fails the job
+    input into the same splits, which depends on the ``spark.sql.files`` settings and,
+    unless ``spark.sql.files.minPartitionNum`` is set, on the cores the executors have
+    when it reads (``spark.sql.files.maxPartitionBytes`` caps a split, the input's size
+    over the cores sets it when smaller; ``dedup`` and ``write_kept`` pin that setting:
+    ``session.split_pin``): a row that is not where it was fails the job
     (``CHANGED_SPLITS``) instead of a wrong record being written."""
     from pyspark.sql import functions as F
 

@@ -8,7 +8,7 @@ import json
 from typing import Any, Dict, List, Optional
 
 from .inputs import exists, kept_line
-from .session import conf, context
+from .session import conf, context, settings_for
 
 MAX_PARTS = 100_000
 """The most tasks an output is written by, so that its part files' names sort in the
@@ -32,17 +32,13 @@ def parts_at_most(spark, most: Optional[int] = None):
     and restored after it, whatever happens there. (On a session other threads query
     at the same time, their queries see the lowered setting meanwhile.)"""
     most = MAX_PARTS if most is None else most
-    lowered: Dict[str, str] = {}
+    lowered = {}
     for key in _PARTITION_SETTINGS:
         given = conf(spark, key)
         if given is not None and int(given) > most:
-            lowered[key] = given
-            spark.conf.set(key, str(most))
-    try:
+            lowered[key] = str(most)
+    with settings_for(spark, lowered):
         yield
-    finally:
-        for key, given in lowered.items():
-            spark.conf.set(key, given)
 
 
 def mode(overwrite: bool) -> str:
@@ -83,7 +79,15 @@ def write(df, path: str, fmt: str, overwrite: bool = False, nulls: bool = True) 
 def write_kept(r, path: str, fmt: str, overwrite: bool = False) -> int:
     """The kept records: JSONL lines unchanged (as text) or, as Parquet, parsed by Spark
     with the schema it infers; other inputs' rows in the chosen format. Part files in
-    input order (see :func:`write`)."""
+    input order (see :func:`write`). The input is read again as :func:`dedup` read it:
+    cut into the same splits (``session.split_pin``), whatever the executors' cores are
+    now."""
+    with settings_for(r.kept.sparkSession, (r._parts or {}).get("split_pin", {})):
+        return _write_kept(r, path, fmt, overwrite)
+
+
+def _write_kept(r, path: str, fmt: str, overwrite: bool) -> int:
+    """:func:`write_kept` under the numbering's split setting."""
     spark = r.kept.sparkSession
     if r.lines:
         if fmt == "parquet":

@@ -3,10 +3,11 @@ run starts from, and how frames the job reads again are kept."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from .inputs import list_inputs
 
@@ -227,6 +228,53 @@ def default_parallelism(spark) -> int:
     if m:
         return int(m.group(1)) * int(m.group(2))
     return 2
+
+
+@contextlib.contextmanager
+def settings_for(spark, values: Dict[str, str]) -> Iterator[None]:
+    """The session settings ``values`` inside the block, each put back as it was (or
+    unset) after it, whatever happens there. (On a session other threads query at the
+    same time, their queries see them meanwhile.)"""
+    before = {key: conf(spark, key) for key in values}
+    for key, value in values.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+SPLITS_SETTING = "spark.sql.files.minPartitionNum"
+"""The setting Spark divides an input's bytes by to size its splits, when it is smaller
+than ``spark.sql.files.maxPartitionBytes`` per split (see :func:`split_pin`)."""
+
+
+def split_pin(spark) -> Dict[str, str]:
+    """The input's splits as Spark would cut them now, made to stay so: ``{SPLITS_SETTING:
+    N}``, ``N`` the number Spark divides an input's bytes by when it sizes its splits
+    (the setting itself when set; else ``spark.sql.leafNodeDefaultParallelism``; else
+    the cores the executors have now — the SparkContext's default parallelism, or over
+    Spark Connect the partitions Spark gives ``spark.range``, which are that many).
+    The records are numbered by their place in the splits of one read of the input and
+    their kept lines found again by a second, so :func:`neardup.spark.dedup` reads the
+    input under this setting and records it, and ``write_kept`` reads it again under
+    the same: executors that come and go between the two (dynamic allocation) no longer
+    cut it otherwise."""
+    given = conf(spark, SPLITS_SETTING) or conf(spark, "spark.sql.leafNodeDefaultParallelism")
+    if given is None:
+        sc = context(spark)
+        if sc is not None:
+            given = str(sc.defaultParallelism)
+        else:
+            from pyspark.sql import functions as F
+
+            parts = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.max("p"))
+            given = str(parts.first()[0] + 1)
+    return {SPLITS_SETTING: str(int(given))}
 
 
 PARTITION_BYTES = 64 << 20
