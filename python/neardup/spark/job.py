@@ -417,7 +417,10 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     The session setting ``spark.neardup.stageOneMemory`` (``session.STAGE_ONE_MEMORY``:
     bytes, or ``"64m"``; 256 MiB by default) is the memory each task of stage one's
     sort holds before it spills sorted runs to the executor's local disk; a bad value
-    is refused here, before any work."""
+    is refused here, before any work. The input is read with
+    ``spark.sql.files.minPartitionNum`` set to what Spark divides it by now
+    (``session.split_pin``; put back after), so that ``write_kept`` reads it again cut
+    into the same splits."""
     from pyspark.sql import functions as F
 
     stage = on_stage or (lambda name, frame: None)

@@ -17,7 +17,7 @@ digits (Hadoop's commit protocol formats it ``part-%05d-…``): past 99,999 the 
 grow a digit, and ``part-100000-…`` sorts between ``part-10000-…`` and
 ``part-10001-…``. A sorted output is range-partitioned into at most this many parts
 (:func:`parts_at_most`); the kept lines are written where they are read only when the
-input's lines lie in fewer scan partitions than this."""
+input's lines lie in at most this many scan partitions."""
 
 _PARTITION_SETTINGS = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.coalescePartitions.initialPartitionNum")
 
