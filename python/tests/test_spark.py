@@ -3,7 +3,6 @@ kept ids, clusters and pairs."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import re
@@ -581,17 +580,13 @@ def one_file(tmp_path, shards):
     return [one]
 
 
-@contextlib.contextmanager
 def splits_of(spark, max_bytes: int, open_cost: int):
     """Spark cuts and packs input files by ``max_bytes`` and ``open_cost`` inside the
-    block, its defaults restored after it, whatever happens there."""
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(max_bytes))
-    spark.conf.set("spark.sql.files.openCostInBytes", str(open_cost))
-    try:
-        yield
-    finally:
-        spark.conf.unset("spark.sql.files.maxPartitionBytes")
-        spark.conf.unset("spark.sql.files.openCostInBytes")
+    block, the session's own settings put back after it, whatever happens there."""
+    from neardup.spark.session import settings_for
+
+    return settings_for(spark, {"spark.sql.files.maxPartitionBytes": str(max_bytes),
+                                "spark.sql.files.openCostInBytes": str(open_cost)})
 
 
 def sample_section(page: str) -> str:
