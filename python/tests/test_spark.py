@@ -505,6 +505,19 @@ def test_spark_connect_runs_the_job_with_file_uris(cli, tmp_path):
     assert without_timings(got_report)["stats"] == without_timings(want_report)["stats"]
 
 
+def test_spark_connect_default_parallelism_is_the_servers(tmp_path):
+    """Over Spark Connect (no SparkContext) the default parallelism — what the command's
+    shuffle partitions and the input's split setting start from — is the server's: 3
+    for a local server of 3 cores, found by Spark itself rather than guessed."""
+    code = ("import neardup.spark as nds\n"
+            "s = nds.builder(remote='local[3]').getOrCreate()\n"
+            "print(nds.default_parallelism(s), nds.session.split_pin(s)[nds.session.SPLITS_SETTING])\n"
+            "s.stop()\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=user_env(),
+                         capture_output=True, text=True).stdout
+    assert out.split()[-2:] == ["3", "3"], out
+
+
 def test_spark_site_field_of_a_dataframe_equals_pipeline_run(spark, tmp_path):
     """``site="field:NAME"`` on a DataFrame reads the column NAME, as ``Pipeline.run``
     does for records: the same kept ids and verified pairs, site classes included,

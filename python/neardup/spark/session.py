@@ -212,22 +212,20 @@ def builder(master: Optional[str] = None, remote: Optional[str] = None, progress
 
 def default_parallelism(spark) -> int:
     """The session's default parallelism: the SparkContext's on a classic session; over
-    Spark Connect, ``spark.default.parallelism`` if set, else the cores a
-    ``local[N]`` / ``local-cluster[E,C,M]`` master names, else 2."""
+    Spark Connect (no SparkContext), ``spark.default.parallelism`` if set, else the
+    partitions Spark gives ``spark.range`` (its leaf nodes' default parallelism: the
+    default parallelism, unless ``spark.sql.leafNodeDefaultParallelism`` says
+    otherwise), found by a small job, whatever the server's master."""
     sc = context(spark)
     if sc is not None:
         return sc.defaultParallelism
     set_ = conf(spark, "spark.default.parallelism")
     if set_:
         return int(set_)
-    master = conf(spark, "spark.master") or ""
-    m = re.fullmatch(r"local\[(\d+)\]", master)
-    if m:
-        return int(m.group(1))
-    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),.*\]", master)
-    if m:
-        return int(m.group(1)) * int(m.group(2))
-    return 2
+    from pyspark.sql import functions as F
+
+    parts = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.max("p"))
+    return int(parts.first()[0]) + 1
 
 
 @contextlib.contextmanager
@@ -257,24 +255,14 @@ def split_pin(spark) -> Dict[str, str]:
     """The input's splits as Spark would cut them now, made to stay so: ``{SPLITS_SETTING:
     N}``, ``N`` the number Spark divides an input's bytes by when it sizes its splits
     (the setting itself when set; else ``spark.sql.leafNodeDefaultParallelism``; else
-    the cores the executors have now — the SparkContext's default parallelism, or over
-    Spark Connect the partitions Spark gives ``spark.range``, which are that many).
+    the cores the executors have now: :func:`default_parallelism`).
     The records are numbered by their place in the splits of one read of the input and
     their kept lines found again by a second, so :func:`neardup.spark.dedup` reads the
     input under this setting and records it, and ``write_kept`` reads it again under
     the same: executors that come and go between the two (dynamic allocation) no longer
     cut it otherwise."""
     given = conf(spark, SPLITS_SETTING) or conf(spark, "spark.sql.leafNodeDefaultParallelism")
-    if given is None:
-        sc = context(spark)
-        if sc is not None:
-            given = str(sc.defaultParallelism)
-        else:
-            from pyspark.sql import functions as F
-
-            parts = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.max("p"))
-            given = str(parts.first()[0] + 1)
-    return {SPLITS_SETTING: str(int(given))}
+    return {SPLITS_SETTING: str(int(given) if given else default_parallelism(spark))}
 
 
 PARTITION_BYTES = 64 << 20
