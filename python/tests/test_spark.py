@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -847,8 +848,14 @@ def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus
     assert (out / "mine.txt").read_text() == "someone else's file"
     rep = nds.run(spark, [str(corpus)], output=str(out), overwrite=True)
     assert not (out / "mine.txt").exists() and rep["accounting"]["holds"]
-    # A small input gets a small number of shuffle partitions, not Spark's 200.
+    # A small input gets a small number of shuffle partitions, not Spark's 200; one per
+    # per_partition bytes of input past that, and never more than 100,000 (each map task
+    # writes a block per partition: at 20 TB, 300,000 would make 5e10 blocks).
     assert nds.shuffle_partitions(spark, [str(corpus)]) == spark.sparkContext.defaultParallelism
+    size = corpus.stat().st_size
+    assert size > 100_000
+    assert nds.shuffle_partitions(spark, [str(corpus)], per_partition=1000) == math.ceil(size / 1000)
+    assert nds.shuffle_partitions(spark, [str(corpus)], per_partition=1) == 100_000
 
 
 def test_spark_reads_directories_and_globs_in_path_order(spark, tmp_path):

@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
                         "instead of a classic session")
     d.add_argument("--shuffle-partitions", type=int, default=None,
                    help="spark.sql.shuffle.partitions (default: one per 64 MiB of input, at least the "
-                        "default parallelism; adaptive execution coalesces small ones)")
+                        "default parallelism, at most 100,000; adaptive execution coalesces small ones)")
     d.add_argument("--stage-one-memory", metavar="SIZE", default=None,
                    help="memory each task of stage one's sort holds before it spills sorted runs to "
                         "local disk (spark.neardup.stageOneMemory: bytes, or 64m, 1g; default 256m)")

@@ -269,12 +269,22 @@ PARTITION_BYTES = 64 << 20
 """Input bytes per shuffle partition by default (:func:`shuffle_partitions`)."""
 
 
+MAX_SHUFFLE_PARTITIONS = 100_000
+"""The most shuffle partitions :func:`shuffle_partitions` gives (reached at about 6.7 TB
+of input): past it each partition takes more than 64 MiB of input. Every shuffle's map
+task writes a block for each partition and every reducer fetches one from each map
+task, so the blocks grow as the square of the input: at 20 TB, 160,000 splits by
+300,000 partitions would be 5·10^10 blocks, against 1.6·10^10 at the bound. It is also the bound on an output's tasks
+(``outputs.MAX_PARTS``), so that a sorted output's write needs no lowering."""
+
+
 def shuffle_partitions(spark, inputs: List[str], per_partition: int = PARTITION_BYTES) -> int:
     """Shuffle partitions for ``inputs``: one per ``per_partition`` bytes of input (64 MiB
     by default), at least the session's default parallelism (so 29 MB on 2 cores is 2
-    partitions, not Spark's 200)."""
+    partitions, not Spark's 200) and at most :data:`MAX_SHUFFLE_PARTITIONS` (past about
+    6.7 TB, each partition takes more input)."""
     total = sum(size for _, size in list_inputs(spark, inputs))
-    return max(default_parallelism(spark), -(-total // per_partition))
+    return min(MAX_SHUFFLE_PARTITIONS, max(default_parallelism(spark), -(-total // per_partition)))
 
 
 def tune(spark, inputs: List[str], partitions: Optional[int] = None) -> int:
