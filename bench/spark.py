@@ -127,6 +127,34 @@ def cli_binary() -> Path:
     return ROOT / "target" / "release" / "neardup"
 
 
+def bench_corpus(cli: Path, given: str, synth) -> Path:
+    """The corpus benched: ``given``, or with ``synth`` a generated corpus of about that
+    many documents (``neardup synth``), written to bench-out/synth-N.jsonl once."""
+    if synth:
+        corpus = ROOT / "bench-out" / f"synth-{synth}.jsonl"
+        if not corpus.exists():
+            corpus.parent.mkdir(exist_ok=True)
+            base = max(1, int(synth / 1.6))
+            subprocess.run([cli, "synth", "--base", str(base), "--min-words", "50", "--max-words", "250",
+                            "--hosts", "1000", "--duplicate-rate", "0.3", "--seed", "3", "-o", corpus],
+                           check=True)
+    else:
+        corpus = Path(given)
+    if not corpus.exists():
+        sys.exit(f"{corpus} is missing: python3 bench/peers/rustdocs_corpus.py {corpus} --text 1.95.0 nightly")
+    return corpus
+
+
+def cli_seconds(cli: Path, corpus: Path, out: Path) -> float:
+    """``neardup dedup CORPUS -o OUT``'s wall time, best of 3."""
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([cli, "dedup", corpus, "-q", "-o", out], check=True)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", default=str(ROOT / "bench-out" / "rustdocs-text.jsonl"))
@@ -145,28 +173,12 @@ def main() -> None:
             ap.error(f"--conf {kv!r}: expected KEY=VALUE")
         confs.append((key, value))
     cli = cli_binary()
-    if args.synth:
-        corpus = ROOT / "bench-out" / f"synth-{args.synth}.jsonl"
-        if not corpus.exists():
-            corpus.parent.mkdir(exist_ok=True)
-            base = max(1, int(args.synth / 1.6))
-            subprocess.run([cli, "synth", "--base", str(base), "--min-words", "50", "--max-words", "250",
-                            "--hosts", "1000", "--duplicate-rate", "0.3", "--seed", "3", "-o", corpus],
-                           check=True)
-    else:
-        corpus = Path(args.corpus)
-    if not corpus.exists():
-        sys.exit(f"{corpus} is missing: python3 bench/peers/rustdocs_corpus.py {corpus} --text 1.95.0 nightly")
+    corpus = bench_corpus(cli, args.corpus, args.synth)
     docs = sum(1 for _ in open(corpus, "rb"))
     size = corpus.stat().st_size
     work = Path(tempfile.mkdtemp(prefix="neardup-spark-bench-"))
     try:
-        cli_times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            subprocess.run([cli, "dedup", corpus, "-q", "-o", work / "cli-kept.jsonl"], check=True)
-            cli_times.append(time.perf_counter() - t)
-        cli_s = min(cli_times)
+        cli_s = cli_seconds(cli, corpus, work / "cli-kept.jsonl")
         cli_kept = [json.loads(l)["id"] for l in open(work / "cli-kept.jsonl")]
 
         os.environ["PYSPARK_PYTHON"] = sys.executable

@@ -5,7 +5,7 @@ the two passes over the input that every such job makes, timed on a fresh sessio
   make python && .venv/bin/python bench/spark_floor.py [CORPUS.jsonl] [--synth N]
       [--master local-cluster[2,1,2048]] [--driver-memory 2g] [--first-jobs]
 
-CORPUS and `--synth N` as for `bench/spark.py` (the corpus it writes is reused). On a
+CORPUS and `--synth N` as for `bench/spark.py` (the same generated corpus). On a
 session made as the command makes it (`neardup.spark.builder`, `neardup.spark.tune`),
 in this order:
 
@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from spark import cli_binary  # noqa: E402  (bench/spark.py)
+from spark import bench_corpus, cli_binary, cli_seconds  # noqa: E402  (bench/spark.py)
 
 
 def main() -> None:
@@ -61,20 +60,12 @@ def main() -> None:
     ap.add_argument("--first-jobs", action="store_true",
                     help="time two trivial jobs (one through a Python worker) before the passes")
     args = ap.parse_args()
-    corpus = (ROOT / "bench-out" / f"synth-{args.synth}.jsonl") if args.synth else Path(args.corpus)
-    if not corpus.exists():
-        sys.exit(f"{corpus} is missing: bench/spark.py --synth N writes a generated corpus; "
-                 "python3 bench/peers/rustdocs_corpus.py OUT.jsonl --text 1.95.0 nightly the Rust docs")
     cli = cli_binary()
+    corpus = bench_corpus(cli, args.corpus, args.synth)
     docs = sum(1 for _ in open(corpus, "rb"))
     work = Path(tempfile.mkdtemp(prefix="neardup-spark-floor-"))
     try:
-        cli_times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            subprocess.run([cli, "dedup", corpus, "-q", "-o", work / "cli-kept.jsonl"], check=True)
-            cli_times.append(time.perf_counter() - t)
-        cli_s = min(cli_times)
+        cli_s = cli_seconds(cli, corpus, work / "cli-kept.jsonl")
 
         os.environ["PYSPARK_PYTHON"] = sys.executable
         import neardup.spark as nds
