@@ -856,6 +856,11 @@ def test_spark_refuses_an_existing_output_unless_told_to_overwrite(spark, corpus
     assert size > 100_000
     assert nds.shuffle_partitions(spark, [str(corpus)], per_partition=1000) == math.ceil(size / 1000)
     assert nds.shuffle_partitions(spark, [str(corpus)], per_partition=1) == 100_000
+    # The two bounds are set apart (one a choice, one Spark's naming), and the default
+    # may not exceed what an output's part names keep in order.
+    from neardup.spark import outputs, session
+
+    assert session.MAX_SHUFFLE_PARTITIONS <= outputs.MAX_PARTS
 
 
 def test_spark_reads_directories_and_globs_in_path_order(spark, tmp_path):

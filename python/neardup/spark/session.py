@@ -275,8 +275,8 @@ of input): past it each partition takes more than 64 MiB of input. Every shuffle
 task writes a block for each partition and every reducer fetches one from each map
 task, so the blocks grow as the square of the input: at 20 TB, 160,000 splits by
 300,000 partitions would be 5·10^10 blocks, against 1.6·10^10 at the bound. It is
-also the bound on an output's tasks (``outputs.MAX_PARTS``), so that a sorted
-output's write needs no lowering."""
+no more than the bound on an output's tasks (``outputs.MAX_PARTS``, a test holds it
+so), so that a sorted output's write needs no lowering by default."""
 
 
 def shuffle_partitions(spark, inputs: List[str], per_partition: int = PARTITION_BYTES) -> int:
