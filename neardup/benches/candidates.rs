@@ -35,13 +35,7 @@ fn stage_one(c: &mut Criterion) {
     let limits = BucketLimits::default();
     let mut g = c.benchmark_group(format!("candidates/{}-docs", active.len()));
     let gens: Vec<(&str, Box<dyn CandidateGenerator>)> = vec![
-        (
-            "broder-2-of-6",
-            Box::new(Supershingles {
-                min_shared: 2,
-                limits,
-            }),
-        ),
+        ("broder-2-of-6", Box::new(Supershingles::new(2, limits))),
         ("pugh-4-lists", Box::new(PughChecksums { limits })),
         (
             "charikar-blocks-12",

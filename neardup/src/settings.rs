@@ -82,6 +82,7 @@ pub struct Params {
     pub boilerplate_min_pages: Option<u32>,
     pub boilerplate_capacity: Option<usize>,
     pub min_shared: Option<usize>,
+    pub band: Option<usize>,
     pub charikar_bits: Option<usize>,
     pub charikar_features: Option<Features>,
     pub charikar_threshold: Option<u32>,
@@ -153,6 +154,7 @@ impl Params {
             minhashes,
             supershingles,
             min_shared,
+            band,
             charikar_bits,
             charikar_features,
             charikar_threshold,
@@ -210,6 +212,9 @@ impl Params {
         self.sketch_settings(b.sketch_config_mut());
         if let Some(v) = self.min_shared {
             b.min_shared(v);
+        }
+        if let Some(v) = self.band {
+            b.band((v > 0).then_some(v));
         }
         match self.site_rule()? {
             SiteRule::Url(SiteMode::Host) | SiteRule::Field(_) => {}
@@ -465,11 +470,12 @@ pub const PARAMS: &[Setting] = &[
     setting!("boilerplate_min_pages", "int", [], "10", "", "boilerplate: sites with fewer pages are untouched"),
     setting!("boilerplate_capacity", "int", [], "16384", "", "boilerplate: shingle counters per site (bounded memory)"),
     setting!("min_shared", "int", [], "2", "35", "candidates share at least this many supershingles"),
+    setting!("band", "int", [], "0", "2", "stage one by LSH bands of this many consecutive supershingles (a candidate also agrees on a whole band; one bucket key per band), or 0 for the m-of-n search"),
     setting!("charikar_bits", "int", [], "384", "1024", "bits of the Charikar projection, a multiple of 64"),
     setting!("charikar_features", "str", ["terms", "shingles"], "\"terms\"", "\"shingles\"", "features of the Charikar projection"),
     setting!("charikar_threshold", "int", [], "372", "815", "keep a candidate iff at least this many Charikar bits agree"),
     setting!("high_recall", "int", [], "", "", "also report every pair whose Charikar agreement is at least this"),
-    setting!("cluster_mode", "str", ["transitive", "verified"], "\"transitive\"", "", "union-find over verified pairs, or every member verified against its representative"),
+    setting!("cluster_mode", "str", ["transitive", "verified"], "\"transitive\"", "\"verified\"", "union-find over verified pairs, or clusters around centres: every member a verified near-duplicate of the member kept (no chaining)"),
     setting!("keep", "str", [], "\"first\"", "", "which member of a cluster is kept: first, longest or priority:FIELD"),
     setting!("threads", "int", [], "", "", "worker threads, for sketching and writing (default: one per core)"),
     setting!("max_document_bytes", "int", [], "67108864", "", "records with a longer body are rejected"),

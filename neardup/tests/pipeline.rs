@@ -452,12 +452,9 @@ fn a_bucket_of_100000_documents_costs_linear_work() {
         window: 8,
     };
     let mut stats = CandidateStats::default();
-    let pairs = Supershingles {
-        min_shared: 2,
-        limits,
-    }
-    .candidates(&s, &active, &mut stats)
-    .unwrap();
+    let pairs = Supershingles::new(2, limits)
+        .candidates(&s, &active, &mut stats)
+        .unwrap();
     assert_eq!(stats.big_buckets, 1);
     assert_eq!(stats.big_bucket_members, n as u64);
     // Star (n − 1) plus window pairs (≤ 8 per member): linear, not n²/2 = 5·10⁹.
@@ -586,13 +583,11 @@ fn simhash_stage_one_equals_brute_force() {
 #[test]
 fn empty_and_all_rejected_inputs_with_every_generator() {
     let gens: Vec<Arc<dyn CandidateGenerator>> = vec![
+        Arc::new(Supershingles::new(2, BucketLimits::default())),
+        Arc::new(Supershingles::new(1, BucketLimits::default())),
         Arc::new(Supershingles {
-            min_shared: 2,
-            limits: BucketLimits::default(),
-        }),
-        Arc::new(Supershingles {
-            min_shared: 1,
-            limits: BucketLimits::default(),
+            band: Some(2),
+            ..Supershingles::new(2, BucketLimits::default())
         }),
         Arc::new(CharikarBlocks {
             max_distance: 8,
@@ -740,4 +735,103 @@ fn the_simhash_left_out_changes_nothing_else_and_is_refused_where_read() {
     }));
     let err = b.build().unwrap_err().to_string();
     assert!(err.contains("reads the simhash"), "{err}");
+}
+
+/// A text of `n` words drawn from a seeded vocabulary, and its variants with the words
+/// at the positions `at` replaced by words of another vocabulary.
+fn chain_texts() -> [String; 3] {
+    use rand::RngExt;
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let words: Vec<String> = (0..400)
+        .map(|_| format!("w{}", rng.random_range(0..5000u32)))
+        .collect();
+    let changed = |every: usize, offset: usize| -> String {
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                if i % every == offset {
+                    format!("x{i}")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // B: every 20th word changed; C: B with every other 20th word changed as well.
+    let b = changed(20, 0);
+    let c = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i % 20 == 0 || i % 20 == 10 {
+                format!("x{i}")
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    [words.join(" "), b, c]
+}
+
+/// The recall preset does not chain: with A–B and B–C near-duplicates by the verdict
+/// and A–C not (checked first, on the pipeline's own rule), A and C are in no cluster
+/// together, and every member of a cluster is a near-duplicate of the member kept.
+/// `--cluster-mode transitive` merges all three, as union-find does.
+#[test]
+fn recall_preset_clusters_do_not_chain() {
+    let [a, b, c] = chain_texts();
+    let docs = || {
+        vec![
+            Document::text("a", a.clone()),
+            Document::text("b", b.clone()),
+            Document::text("c", c.clone()),
+        ]
+    };
+    let p = Pipeline::builder()
+        .preset(neardup::Preset::Recall)
+        .build()
+        .unwrap();
+    assert_eq!(p.cluster_mode(), ClusterMode::Verified);
+    let judge = |x: &Document, y: &Document| {
+        let (sx, sy) = (p.sketcher().sketch(x), p.sketcher().sketch(y));
+        p.rule()
+            .judge(
+                neardup::verify::PairClass::Unknown,
+                sx.as_ref(),
+                sy.as_ref(),
+            )
+            .near_duplicate
+    };
+    let d = docs();
+    assert!(judge(&d[0], &d[1]), "premise: A ~ B");
+    assert!(judge(&d[1], &d[2]), "premise: B ~ C");
+    assert!(!judge(&d[0], &d[2]), "premise: A !~ C");
+    for threads in [1, 2] {
+        let p = Pipeline::builder()
+            .preset(neardup::Preset::Recall)
+            .threads(Some(threads))
+            .build()
+            .unwrap();
+        let out = p.run(docs()).unwrap();
+        assert_eq!(out.clusters.len(), 1, "{threads} threads");
+        assert_eq!(out.clusters[0].members, vec![0, 1]);
+        assert_eq!(
+            out.fates[2],
+            Fate::Kept,
+            "C is kept: it is no near-duplicate of A"
+        );
+        assert_eq!(out.stats.unchained, 1);
+    }
+    let t = Pipeline::builder()
+        .preset(neardup::Preset::Recall)
+        .cluster_mode(ClusterMode::Transitive)
+        .build()
+        .unwrap()
+        .run(docs())
+        .unwrap();
+    assert_eq!(t.clusters[0].members, vec![0, 1, 2], "union-find chains");
 }

@@ -234,6 +234,11 @@ class Pipeline:
         """The minimum Charikar agreement of a near-duplicate."""
         ...
     @property
+    def cluster_mode(self) -> str:
+        """How verified pairs become clusters: `"transitive"` or `"verified"` (clusters
+        around centres; the recall preset's default)."""
+        ...
+    @property
     def sketch_settings(self) -> str:
         """What its sketches depend on (sketch configuration, stage one, site rule) as a
         JSON string: the schema metadata `sketch_batch` stamps its output with (key
@@ -622,11 +627,13 @@ class ShardRunsOutput:
     def __iter__(self) -> ShardRunsOutput: ...
     def __next__(self) -> pa.RecordBatch: ...
 
-def components_batch(edges: Any) -> pa.RecordBatch:
+def components_batch(edges: Any, centres: bool = False) -> pa.RecordBatch:
     """Connected components of a graph given by its edges: the int64 columns `a` and
     `b` of `edges` (anything with `__arrow_c_stream__`). A batch of `node`, `label`
     (int64): every node of an edge once, ascending, with the smallest node of its
-    component. A null node is an error."""
+    component. A null node is an error. With `centres=True`, clusters around centres
+    (`cluster_mode="verified"`, smaller nodes kept first): every member of a cluster
+    of two or more, labelled with its centre."""
     ...
 # <generated verify_pairs>
 def verify_pairs(

@@ -10,8 +10,8 @@
 use crate::records::arrow_stream;
 use crate::run::{without_gil, Pipeline};
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
-    ListBuilder, RecordBatch, StringBuilder, UInt32Builder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Array,
+    Int64Builder, ListBuilder, RecordBatch, StringBuilder, UInt32Builder,
 };
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use arrow::pyarrow::ToPyArrow;
@@ -458,10 +458,18 @@ pub fn bucket_pairs_batch<'py>(
 /// component. Union-find (`neardup::cluster::UnionFind`) over the nodes numbered
 /// densely, with the GIL released; the answer depends on the edges alone, not on
 /// their order. A null node is an error.
+///
+/// With `centres=True`, the labels are clusters around centres instead
+/// (`neardup::cluster::centre_labels`, the `cluster_mode="verified"` of the pipeline,
+/// smaller nodes kept first): every member of a cluster of two or more, with its
+/// centre as the label; a node whose neighbours all went to other centres is not
+/// listed. Components are disjoint, so the batch may hold several whole components.
 #[pyfunction]
+#[pyo3(signature = (edges, centres=false))]
 pub fn components_batch<'py>(
     py: Python<'py>,
     edges: &Bound<'py, PyAny>,
+    centres: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let reader = arrow_stream(edges)?;
     let out = without_gil(py, move || {
@@ -481,6 +489,17 @@ pub fn components_batch<'py>(
             };
             let (a, b) = (column("a")?, column("b")?);
             pairs.extend(a.values().iter().copied().zip(b.values().iter().copied()));
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("node", DataType::Int64, false),
+            Field::new("label", DataType::Int64, false),
+        ]));
+        if centres {
+            let labels = neardup::cluster::centre_labels(&pairs);
+            let node = Int64Array::from_iter_values(labels.iter().map(|l| l.0));
+            let label = Int64Array::from_iter_values(labels.iter().map(|l| l.1));
+            let cols: Vec<ArrayRef> = vec![Arc::new(node), Arc::new(label)];
+            return RecordBatch::try_new(schema, cols).map_err(arrow_err);
         }
         let mut nodes: Vec<i64> = pairs.iter().flat_map(|&(x, y)| [x, y]).collect();
         nodes.sort_unstable();
@@ -509,10 +528,6 @@ pub fn components_batch<'py>(
             node.append_value(x);
             label.append_value(nodes[first[root] as usize]);
         }
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("node", DataType::Int64, false),
-            Field::new("label", DataType::Int64, false),
-        ]));
         let cols: Vec<ArrayRef> = vec![Arc::new(node.finish()), Arc::new(label.finish())];
         RecordBatch::try_new(schema, cols).map_err(arrow_err)
     })?;

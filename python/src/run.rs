@@ -299,6 +299,16 @@ impl Pipeline {
         Ok(self.pipeline()?.charikar_threshold())
     }
 
+    /// How verified pairs become clusters: `"transitive"` or `"verified"` (clusters
+    /// around centres; the recall preset's default).
+    #[getter]
+    fn cluster_mode(&self) -> PyResult<&'static str> {
+        Ok(match self.pipeline()?.cluster_mode() {
+            neardup::cluster::ClusterMode::Verified => "verified",
+            _ => "transitive",
+        })
+    }
+
     /// What its sketches depend on (the sketch configuration, stage one, the site
     /// rule) as a JSON string: the schema metadata `sketch_batch` stamps its output
     /// with (key `"neardup.sketch_settings"`) and `verify_pairs` checks.

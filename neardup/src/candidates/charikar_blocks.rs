@@ -84,7 +84,7 @@ impl CandidateGenerator for CharikarBlocks {
                     .map(|&d| (block_key(ch(d), s, e, k), d))
                     .collect()
             },
-            |a, b| hamming(ch(a), ch(b)) <= h,
+            |_, a, b| hamming(ch(a), ch(b)) <= h,
         ))
     }
 }

@@ -39,7 +39,7 @@ pub use bitmap_join::{bitmap_clusters, bitmap_join, bitmap_join_partitioned, Bit
 pub use charikar_blocks::CharikarBlocks;
 pub use pugh::PughChecksums;
 pub use simhash::SimhashCandidates;
-pub use supershingles::{Supershingles, MAX_MEGASHINGLE_PASSES};
+pub use supershingles::{band_key, Supershingles, MAX_MEGASHINGLE_PASSES};
 
 use crate::error::Result;
 use crate::sketch::{SketchRef, Sketches};
@@ -305,7 +305,7 @@ pub fn sort_hashed<T: Copy + Ord + Send>(v: &mut [T], top: impl Fn(&T) -> u64) {
 
 /// The bucketing passes `0..passes` of one generator run, run side by side: each pass
 /// buckets one key per document (`keys(pass)`), enumerates the pairs of each bucket that
-/// `keep` accepts, and merges them into its thread's sorted, de-duplicated pairs; the
+/// `keep(pass, a, b)` accepts, and merges them into its thread's sorted, de-duplicated pairs; the
 /// threads' pairs are merged at the end. The result is the same sorted, de-duplicated
 /// set (and the same statistics, which are sums) whatever the threads and their order.
 fn run_passes(
@@ -313,7 +313,7 @@ fn run_passes(
     limits: BucketLimits,
     stats: &mut CandidateStats,
     keys: impl Fn(usize) -> Vec<(u64, u32)> + Sync,
-    keep: impl Fn(u32, u32) -> bool + Sync,
+    keep: impl Fn(usize, u32, u32) -> bool + Sync,
 ) -> Vec<(u32, u32)> {
     let (st, pairs) = (0..passes)
         .into_par_iter()
@@ -321,7 +321,7 @@ fn run_passes(
             || (CandidateStats::default(), Vec::new()),
             |(mut st, mut out), pass| {
                 let mut k = keys(pass);
-                bucket_pairs(&mut k, limits, &mut st, &mut out, &keep);
+                bucket_pairs(&mut k, limits, &mut st, &mut out, |a, b| keep(pass, a, b));
                 out.sort_unstable();
                 out.dedup();
                 (st, out)

@@ -48,7 +48,7 @@ impl CandidateGenerator for PughChecksums {
                     .filter(|k| k.0 != 0)
                     .collect()
             },
-            |_, _| true,
+            |_, _, _| true,
         ))
     }
 }

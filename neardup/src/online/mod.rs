@@ -394,6 +394,13 @@ impl std::fmt::Debug for Deduper {
     }
 }
 
+/// How the posting lists of `generator`'s stage one are keyed.
+fn lists_keying(generator: &Supershingles) -> postings::Keying {
+    postings::Keying {
+        band: generator.band.map(|w| w.max(1)),
+    }
+}
+
 impl Deduper {
     /// An empty deduper with `pipeline`'s settings. Stage one must be Broder's
     /// supershingles (postings need bucket keys); the high-recall union and boilerplate
@@ -429,9 +436,15 @@ impl Deduper {
         }
         let slots = pipeline.sketcher().config().supershingles;
         let r = generator.min_shared.clamp(1, slots.max(1));
-        let indexed = slots + 1 - r;
+        // Banded: one list per band. Else by pigeonhole (see `postings`): the first
+        // m' − r + 1 slots.
+        let indexed = match generator.band {
+            Some(w) => slots / w.max(1),
+            None => slots + 1 - r,
+        };
         let sketches = Sketches::new(pipeline.sketcher().config());
-        let postings = postings::Postings::new(indexed, generator.limits, 0)?;
+        let postings =
+            postings::Postings::new(indexed, generator.limits, lists_keying(&generator), 0)?;
         Ok(Deduper {
             pipeline,
             generator,
@@ -504,7 +517,12 @@ impl Deduper {
             }
             drop(snap.ids);
             st.sketches = snap.sketches;
-            st.postings = postings::Postings::new(d.indexed, d.generator.limits, 0)?;
+            st.postings = postings::Postings::new(
+                d.indexed,
+                d.generator.limits,
+                lists_keying(&d.generator),
+                0,
+            )?;
             if total > MAX_SLOTS {
                 return Err(too_many(total));
             }

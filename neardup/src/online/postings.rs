@@ -30,6 +30,31 @@ fn key_hash(j: usize, v: u64) -> u64 {
     mix64(v ^ (j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
+/// What list `j` of a document is keyed by: its supershingle in slot `j`, or, for a
+/// banded stage one, its band `j`'s key ([`band_key`](crate::candidates::band_key)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Keying {
+    /// Slots per band; `None` when lists are keyed by single slots.
+    pub(super) band: Option<usize>,
+}
+
+impl Keying {
+    /// The key of list `j` of a document of supershingles `ss`.
+    #[inline]
+    pub(super) fn of(self, j: usize, ss: &[u64]) -> u64 {
+        match self.band {
+            None => ss[j],
+            Some(w) => crate::candidates::band_key(j, w, ss),
+        }
+    }
+
+    /// The slot of the first supershingle list `j`'s key is made of.
+    #[inline]
+    fn first(self, j: usize) -> usize {
+        j * self.band.unwrap_or(1)
+    }
+}
+
 /// A list past `max_bucket` members, in its bounded form.
 #[derive(Debug, Clone)]
 struct Big {
@@ -55,8 +80,10 @@ struct SlotLists {
 impl SlotLists {
     /// Adds `slot` to its list; `walked` what a check's walk of the list in the table
     /// found, if there was one with no change since.
+    #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
+        keying: Keying,
         j: usize,
         slot: u32,
         sk: &Sketches,
@@ -65,7 +92,7 @@ impl SlotLists {
         scratch: &mut Scratch,
     ) -> io::Result<()> {
         let BucketLimits { max_bucket, window } = limits;
-        let v = sk.supershingles(slot as usize)[j];
+        let v = keying.of(j, sk.supershingles(slot as usize));
         if let Some(b) = self.big.get_mut(&v) {
             b.recent.push_back(slot);
             while b.recent.len() > window {
@@ -75,13 +102,17 @@ impl SlotLists {
         }
         let h = key_hash(j, v);
         let hash_of = Prefetched(
-            |s: u32| key_hash(j, sk.supershingles(s as usize)[j]),
-            |s: u32| prefetch_bytes(bytemuck::bytes_of(&sk.supershingles(s as usize)[j])),
+            |s: u32| key_hash(j, keying.of(j, sk.supershingles(s as usize))),
+            |s: u32| {
+                prefetch_bytes(bytemuck::bytes_of(
+                    &sk.supershingles(s as usize)[keying.first(j)],
+                ))
+            },
         );
         if let Some(w) = walked.filter(|w| w.members < max_bucket) {
             return self.table.insert_at(w.end, h, slot, hash_of, scratch);
         }
-        let same = |s: u32| sk.supershingles(s as usize)[j] == v;
+        let same = |s: u32| keying.of(j, sk.supershingles(s as usize)) == v;
         if self
             .table
             .insert_below(h, slot, max_bucket, same, hash_of, scratch)?
@@ -109,8 +140,8 @@ impl SlotLists {
         Ok(())
     }
 
-    fn remove(&mut self, j: usize, slot: u32, sk: &Sketches) {
-        let v = sk.supershingles(slot as usize)[j];
+    fn remove(&mut self, keying: Keying, j: usize, slot: u32, sk: &Sketches) {
+        let v = keying.of(j, sk.supershingles(slot as usize));
         if let Some(b) = self.big.get_mut(&v) {
             if b.first == Some(slot) {
                 b.first = None;
@@ -126,6 +157,7 @@ impl SlotLists {
     /// read (a hint: its sketch may be read next).
     fn members(
         &self,
+        keying: Keying,
         j: usize,
         v: u64,
         sk: &Sketches,
@@ -140,7 +172,7 @@ impl SlotLists {
         let before = out.len();
         let end = self.table.candidates(key_hash(j, v), |s| {
             ask(s);
-            if sk.supershingles(s as usize)[j] == v {
+            if keying.of(j, sk.supershingles(s as usize)) == v {
                 out.push(s);
             }
         });
@@ -156,11 +188,17 @@ impl SlotLists {
 pub(super) struct Postings {
     slots: Vec<SlotLists>,
     limits: BucketLimits,
+    keying: Keying,
 }
 
 impl Postings {
     /// Lists over `indexed` slots, sized for `n` documents.
-    pub(super) fn new(indexed: usize, limits: BucketLimits, n: usize) -> io::Result<Self> {
+    pub(super) fn new(
+        indexed: usize,
+        limits: BucketLimits,
+        keying: Keying,
+        n: usize,
+    ) -> io::Result<Self> {
         Ok(Postings {
             slots: (0..indexed)
                 .map(|j| {
@@ -171,6 +209,7 @@ impl Postings {
                 })
                 .collect::<io::Result<_>>()?,
             limits,
+            keying,
         })
     }
 
@@ -188,11 +227,12 @@ impl Postings {
         sk: &Sketches,
         scratch: &mut Scratch,
     ) -> io::Result<()> {
+        let keying = self.keying;
         for (j, lists) in self.slots.iter_mut().enumerate() {
             lists.table.reserve(
                 total,
                 max_slot,
-                |s| key_hash(j, sk.supershingles(s as usize)[j]),
+                |s| key_hash(j, keying.of(j, sk.supershingles(s as usize))),
                 scratch,
             )?;
         }
@@ -209,13 +249,14 @@ impl Postings {
         sk: &Sketches,
         scratch: &mut Scratch,
     ) -> io::Result<()> {
+        let keying = self.keying;
         // A list in its bounded form takes no cell, but its key's shard may be grown
         // all the same (it would grow soon): one lookup fewer per slot.
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            let hash_of = |s: u32| key_hash(j, sk.supershingles(s as usize)[j]);
+            let hash_of = |s: u32| key_hash(j, keying.of(j, sk.supershingles(s as usize)));
             lists
                 .table
-                .make_room(key_hash(j, ss[j]), slot, hash_of, scratch)?;
+                .make_room(key_hash(j, keying.of(j, ss)), slot, hash_of, scratch)?;
         }
         Ok(())
     }
@@ -229,7 +270,7 @@ impl Postings {
         scratch: &mut Scratch,
     ) -> io::Result<()> {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.push(j, slot, sk, self.limits, None, scratch)?;
+            lists.push(self.keying, j, slot, sk, self.limits, None, scratch)?;
         }
         Ok(())
     }
@@ -246,7 +287,7 @@ impl Postings {
     ) -> io::Result<()> {
         for (j, lists) in self.slots.iter_mut().enumerate() {
             let w = walked.get(j).copied().flatten();
-            lists.push(j, slot, sk, self.limits, w, scratch)?;
+            lists.push(self.keying, j, slot, sk, self.limits, w, scratch)?;
         }
         Ok(())
     }
@@ -268,13 +309,14 @@ impl Postings {
     ) -> io::Result<()> {
         use rayon::prelude::*;
         let BucketLimits { max_bucket, window } = self.limits;
+        let keying = self.keying;
         let max_slot = slots.end.saturating_sub(1);
         self.slots
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(j, lists)| {
                 let mut e = sorted_entries(slots.clone(), |slot| {
-                    key_hash(j, sk.supershingles(slot as usize)[j])
+                    key_hash(j, keying.of(j, sk.supershingles(slot as usize)))
                 })?;
                 // Small lists are moved to the front, in order; big ones set aside.
                 let (mut i, mut kept) = (0, 0);
@@ -290,7 +332,7 @@ impl Postings {
                             .iter()
                             .map(|x| x[1] as u32)
                             .collect();
-                        let v = sk.supershingles(first as usize)[j];
+                        let v = keying.of(j, sk.supershingles(first as usize));
                         lists.big.insert(
                             v,
                             Big {
@@ -312,7 +354,7 @@ impl Postings {
     /// Takes the stored document `slot` (its sketch still in `sk`) out of its lists.
     pub(super) fn remove(&mut self, slot: u32, sk: &Sketches) {
         for (j, lists) in self.slots.iter_mut().enumerate() {
-            lists.remove(j, slot, sk);
+            lists.remove(self.keying, j, slot, sk);
         }
     }
 
@@ -320,7 +362,7 @@ impl Postings {
     #[inline]
     pub(super) fn prefetch(&self, ss: &[u64]) {
         for (j, lists) in self.slots.iter().enumerate() {
-            lists.table.prefetch(key_hash(j, ss[j]));
+            lists.table.prefetch(key_hash(j, self.keying.of(j, ss)));
         }
     }
 
@@ -339,7 +381,7 @@ impl Postings {
         ask: impl Fn(u32),
     ) {
         for (j, lists) in self.slots.iter().enumerate() {
-            walked(lists.members(j, ss[j], sk, out, &ask));
+            walked(lists.members(self.keying, j, self.keying.of(j, ss), sk, out, &ask));
         }
     }
 }
@@ -371,7 +413,8 @@ mod tests {
             window: 3,
         };
         let indexed = m - 1;
-        let mut p = Postings::new(indexed, limits, 0).unwrap();
+        let keying = super::Keying { band: None };
+        let mut p = Postings::new(indexed, limits, keying, 0).unwrap();
         // Model: per (slot, value), members in insertion order, and whether the list
         // went big (then: first member, last `window` members).
         type Model =
@@ -427,7 +470,7 @@ mod tests {
                     p.remove(victim, &sk);
                     for j in 0..indexed {
                         let e = model
-                            .get_mut(&(j, sk.supershingles(victim as usize)[j]))
+                            .get_mut(&(j, keying.of(j, sk.supershingles(victim as usize))))
                             .unwrap();
                         match &mut e.1 {
                             Some((first, recent)) => {
@@ -514,11 +557,11 @@ mod tests {
         for (max_bucket, window) in [(50, 4), (50, 60), (50, 0), (3, 1), (2, 0)] {
             let limits = BucketLimits { max_bucket, window };
             let what = format!("limits {max_bucket} / {window}");
-            let mut one = Postings::new(m, limits, 0).unwrap();
+            let mut one = Postings::new(m, limits, super::Keying { band: None }, 0).unwrap();
             for slot in 0..3000 {
                 one.push(slot, &sk, &mut sc).unwrap();
             }
-            let mut bulk = Postings::new(m, limits, 0).unwrap();
+            let mut bulk = Postings::new(m, limits, super::Keying { band: None }, 0).unwrap();
             bulk.build_all(0..3000, &sk, 3000).unwrap();
             same(&one, &bulk, &sk, &what);
             // Both go on taking the documents stored after alike.

@@ -23,9 +23,13 @@ pub enum Preset {
     Paper,
     /// Tuned for looser near-duplicates on the development set (see the guide's
     /// accuracy report): 3-term shingles, 168 min-values in 84 supershingles of 2,
-    /// 1024 Charikar bits over shingles; candidates share ≥ 35 supershingles and are
-    /// kept if ≥ 815 Charikar bits agree or ≥ 51 supershingles agree (the values of
-    /// [`RECALL`]). No high-recall union. Sketches are larger (about 1.8 KB).
+    /// 1024 Charikar bits over shingles; stage one buckets the supershingles in 42 LSH
+    /// bands of 2 (4 min-values each), and a candidate agrees on a whole band and
+    /// shares ≥ 35 supershingles; it is kept if ≥ 815 Charikar bits agree or ≥ 51
+    /// supershingles agree (the values of [`RECALL`]). Clusters are
+    /// [`ClusterMode::Verified`]: every member is a verified near-duplicate of the
+    /// member kept, so template siblings do not chain. No high-recall union. Sketches
+    /// are larger (about 1.8 KB).
     Recall,
 }
 
@@ -46,6 +50,7 @@ pub(super) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct PipelineBuilder {
     sketch: SketchConfig,
     min_shared: usize,
+    band: Option<usize>,
     charikar_threshold: Option<u32>,
     accept_shared: Option<usize>,
     high_recall: Option<u32>,
@@ -77,6 +82,7 @@ impl Default for PipelineBuilder {
         PipelineBuilder {
             sketch: SketchConfig::default(),
             min_shared: 2,
+            band: None,
             charikar_threshold: None,
             accept_shared: None,
             high_recall: None,
@@ -108,9 +114,11 @@ impl PipelineBuilder {
                     ..SketchConfig::default()
                 };
                 self.min_shared = 2;
+                self.band = None;
                 self.charikar_threshold = None;
                 self.accept_shared = None;
                 self.high_recall = None;
+                self.cluster_mode = ClusterMode::Transitive;
             }
             Preset::Recall => {
                 self.sketch.shingle_size = RECALL.shingle_size;
@@ -119,9 +127,11 @@ impl PipelineBuilder {
                 self.sketch.charikar_bits = RECALL.charikar_bits;
                 self.sketch.charikar_features = Features::Shingles;
                 self.min_shared = RECALL.min_shared;
+                self.band = Some(RECALL.band);
                 self.charikar_threshold = Some(RECALL.charikar_threshold);
                 self.accept_shared = Some(RECALL.accept_shared);
                 self.high_recall = None;
+                self.cluster_mode = ClusterMode::Verified;
             }
         }
         self
@@ -143,6 +153,15 @@ impl PipelineBuilder {
     /// (seed 003).
     pub fn min_shared(&mut self, r: usize) -> &mut Self {
         self.min_shared = r;
+        self
+    }
+
+    /// Stage one by LSH bands of `w` consecutive supershingles (one bucket key per band;
+    /// a candidate must agree on a whole band as well as share `min_shared`
+    /// supershingles), or `None` for the m-of-n search of seed 003. `w` must divide the
+    /// supershingles. By default `None`; [`Preset::Recall`] sets 2.
+    pub fn band(&mut self, w: Option<usize>) -> &mut Self {
+        self.band = w;
         self
     }
 
@@ -262,8 +281,8 @@ impl PipelineBuilder {
     fn default_rule(&self, threshold: u32) -> Result<Rule> {
         let candidates = self.candidates.clone().unwrap_or_else(|| {
             Arc::new(Supershingles {
-                min_shared: self.min_shared,
-                limits: self.limits,
+                band: self.band,
+                ..Supershingles::new(self.min_shared, self.limits)
             })
         });
         let bits = self.sketch.charikar_bits as u32;
@@ -308,6 +327,15 @@ impl PipelineBuilder {
             1,
             self.sketch.supershingles as u64,
         )?;
+        if let Some(w) = self.band {
+            let slots = self.sketch.supershingles;
+            check_range("band", w as u64, 1, slots as u64)?;
+            if slots % w != 0 {
+                return Err(Error::Config(format!(
+                    "band = {w} must divide the {slots} supershingles"
+                )));
+            }
+        }
         let threshold = self
             .charikar_threshold
             .unwrap_or(((372 * b + 192) / 384) as u32);
@@ -388,6 +416,9 @@ pub struct RecallSettings {
     pub charikar_bits: usize,
     /// Stage one: candidates share at least this many supershingles.
     pub min_shared: usize,
+    /// Stage one: LSH bands of this many consecutive supershingles (4 min-values), one
+    /// bucket key each; a candidate agrees on a whole band.
+    pub band: usize,
     /// Stage two: Charikar agreement, inclusive.
     pub charikar_threshold: u32,
     /// Stage two: or at least this many shared supershingles.
@@ -401,6 +432,7 @@ pub const RECALL: RecallSettings = RecallSettings {
     supershingles: 84,
     charikar_bits: 1024,
     min_shared: 35,
+    band: 2,
     charikar_threshold: 815,
     accept_shared: 51,
 };

@@ -32,7 +32,9 @@
 //! quadratic memory (see [`crate::candidates`]).
 
 use crate::candidates::{BucketLimits, CandidateGenerator, CandidateStats, CharikarBlocks};
-use crate::cluster::{representative, Cluster, ClusterMode, ClusterStats, Keep, UnionFind};
+use crate::cluster::{
+    centre_clusters, preference, Cluster, ClusterMode, ClusterStats, Keep, UnionFind,
+};
 use crate::document::RejectReason;
 pub use crate::document::Rejection;
 use crate::document::{Document, RecordBytes};
@@ -448,6 +450,11 @@ impl Pipeline {
         self.accept_shared
     }
 
+    /// How verified pairs become clusters.
+    pub fn cluster_mode(&self) -> ClusterMode {
+        self.cluster_mode
+    }
+
     /// The high-recall threshold, if on.
     pub fn high_recall_threshold(&self) -> Option<u32> {
         self.rule.high_recall()
@@ -835,14 +842,16 @@ impl Pipeline {
         } = meta;
         // Ids name records in every output, so a repeated id is rejected.
         reject_repeated_ids(&ids, &id_hashes, &mut fates, old);
-        let terms = sketches.term_counts();
+        let terms = sketches.term_counts().to_vec();
         // The representative: an old record when there is one (old records are never
         // dropped), else by the keep policy.
+        let better = preference(self.keep, &terms, &priority, old);
         let pick = |members: &[u32]| -> u32 {
-            match members.first() {
-                Some(&m) if (m as usize) < old => m,
-                _ => representative(members, self.keep, terms, &priority),
-            }
+            members
+                .iter()
+                .copied()
+                .min_by(|&a, &b| better(a, b))
+                .unwrap_or(0)
         };
         let (exact, t_exact) = timed(|| exact_pass(&sketches, &mut fates, &pick, &mut stats));
         let mut pairs = self.measured(&sketches, &site_ids, &exact.pairs, PairKind::Exact);
@@ -858,14 +867,8 @@ impl Pipeline {
         let extra = extra?;
         stats.high_recall_added = extra.len() as u64;
         let t = Instant::now();
-        let (mut clusters, unchained) = self.clusters(
-            &sketches,
-            &site_ids,
-            [&near, &extra],
-            exact.groups,
-            &mut fates,
-            &pick,
-        );
+        let (mut clusters, unchained) =
+            self.clusters([&near, &extra], exact.groups, &mut fates, (&pick, &better));
         stats.unchained = unchained;
         pairs.extend(self.measured(&sketches, &site_ids, &near, PairKind::Near));
         pairs.extend(self.measured(&sketches, &site_ids, &extra, PairKind::HighRecall));
@@ -977,17 +980,19 @@ impl Pipeline {
     }
 
     /// The clusters of the near and high-recall pairs (union-find; in verified mode
-    /// each member checked against its representative), each taking in its members'
+    /// clusters around centres, [`centre_clusters`]), each taking in its members'
     /// exact groups, and the exact groups no near cluster took; the dropped members'
-    /// fates set; and the members verified mode removed.
+    /// fates set; and how many documents verified mode kept out of the cluster of
+    /// their component's best member.
     fn clusters(
         &self,
-        sketches: &Sketches,
-        site_ids: &[Option<u32>],
         [near, extra]: [&[(u32, u32)]; 2],
         exact_group: ExactGroups,
         fates: &mut [Fate],
-        pick: &impl Fn(&[u32]) -> u32,
+        (pick, better): (
+            &impl Fn(&[u32]) -> u32,
+            &impl Fn(u32, u32) -> std::cmp::Ordering,
+        ),
     ) -> (Vec<Cluster>, u64) {
         let n = fates.len();
         let mut uf = UnionFind::new(n);
@@ -997,18 +1002,17 @@ impl Pipeline {
         let mut groups = uf.groups();
         let mut unchained = 0;
         if self.cluster_mode == ClusterMode::Verified {
-            let class = |a: u32, b: u32| PairClass::of(site_ids[a as usize], site_ids[b as usize]);
-            let accepts = |a: u32, b: u32| {
-                let (x, y) = (sketches.get(a as usize), sketches.get(b as usize));
-                self.rule.verifies(class(a, b), x, y)
-            };
-            for g in &mut groups {
-                let rep = pick(g);
-                let before = g.len();
-                g.retain(|&m| m == rep || accepts(rep, m));
-                unchained += (before - g.len()) as u64;
+            let edges: Vec<(u32, u32)> = near.iter().chain(extra).copied().collect();
+            let centred = centre_clusters(n, &edges, better);
+            // The documents of each component outside its best member's cluster.
+            let mut centre_size = vec![0u64; n];
+            for (c, members) in &centred {
+                centre_size[*c as usize] = members.len() as u64;
             }
-            groups.retain(|g| g.len() > 1);
+            for g in &groups {
+                unchained += g.len() as u64 - centre_size[pick(g) as usize].max(1);
+            }
+            groups = centred.into_iter().map(|(_, m)| m).collect();
         }
         let mut clusters: Vec<Cluster> = Vec::with_capacity(groups.len() + exact_group.len());
         let mut in_near_cluster = vec![false; n];

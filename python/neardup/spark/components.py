@@ -30,6 +30,34 @@ def _union_find(batches):
         yield neardup.components_batch(pa.Table.from_batches(batches))
 
 
+def _centres(batches):
+    """``mapInArrow`` over whole components' edges: their clusters around centres."""
+    import pyarrow as pa
+
+    batches = list(batches)
+    if batches:
+        yield neardup.components_batch(pa.Table.from_batches(batches), centres=True)
+
+
+def centres(edges, held: Optional[List[Any]] = None):
+    """Clusters around centres of ``edges`` (columns a, b), the pipeline's
+    ``cluster_mode="verified"`` (``neardup.cluster::centre_clusters``): node, label =
+    its cluster's centre, for every member of a cluster of two or more. The greedy
+    choice of centres runs within a component, so each component's edges are brought
+    into one task: the graph's components first (:func:`components`), then the edges
+    partitioned by component. Returns ``(labels, rounds)`` as :func:`components`."""
+    from pyspark.sql import functions as F
+
+    kept = held if held is not None else []
+    comps, rounds = components(edges, held=kept)
+    a, b = F.col("a"), F.col("b")
+    e = edges.select(F.greatest(a, b).alias("a"), F.least(a, b).alias("b")).where(a != b).distinct()
+    by_component = e.join(comps.select(F.col("node").alias("a"), "label"), "a")
+    labels = keep(by_component.repartition("label").select("a", "b").mapInArrow(_centres, "node long, label long"))
+    kept.append(labels)
+    return labels, rounds
+
+
 def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = None):
     """Connected components of ``edges`` (columns a, b): node, label = the smallest node
     of its component, for every node of an edge.

@@ -10,7 +10,7 @@ import neardup
 
 from .candidates import stage_one
 from .columns import BLANK, BLOCK, BYTES, FILE, INPUT, JSON_LINE, LINE_ID, ORD, POSITION
-from .components import LABEL_ROWS, components
+from .components import LABEL_ROWS, centres, components
 from .inputs import SCAN, kept_line
 from .numbering import as_numbered, number
 from .session import cut_lineage, keep, let_go, observed, row_count, settings_for, split_pin, stage_one_memory
@@ -468,7 +468,11 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     stage("stage two: verdicts", judged)
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate")
     graph: List[Any] = []
-    labels, rounds = components(pairs_ord.where(F.col("kind") == "near"), held=graph)
+    near_edges = pairs_ord.where(F.col("kind") == "near")
+    if neardup.Pipeline(**params).cluster_mode == "verified":
+        labels, rounds = centres(near_edges, held=graph)
+    else:
+        labels, rounds = components(near_edges, held=graph)
     stage(f"clusters: connected components ({rounds} rounds)" if rounds else
           "clusters: connected components (union-find in one task)", labels)
     kept_fates, fates = _fates(sk, labels, old)

@@ -13,7 +13,6 @@ FIELD_KEYS = ("id_field", "text_field", "html_field", "url_field")
 _UNSUPPORTED = {
     "boilerplate": lambda v: bool(v),
     "high_recall": lambda v: v is not None,
-    "cluster_mode": lambda v: v not in (None, "transitive"),
     "keep": lambda v: v not in (None, "first"),
     "candidates": lambda v: v not in (None, "broder"),
 }
