@@ -47,6 +47,13 @@ pub enum Command {
     #[command(after_help = "Example:
   neardup pair a.html b.html")]
     Pair(PairArgs),
+    /// What a preset (or the settings given) means: the probability that a pair becomes
+    /// a candidate as a function of its resemblance, and stage two's thresholds as a
+    /// resemblance and a cosine.
+    #[command(after_help = "Examples:
+  neardup presets --preset recall
+  neardup presets --preset recall --band 3 --min-shared 30 --json")]
+    Presets(cmd::presets::PresetsArgs),
     /// Write the sketches of a snapshot's distinct records (those `dedup` keeps), to
     /// dedup later snapshots against it (`dedup --sketches FILE`).
     #[command(after_help = "Example (incremental dedup):
@@ -133,6 +140,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Dedup(a) => cmd::dedup::dedup(*a),
         Command::Pair(a) => cmd::pair::pair(a),
+        Command::Presets(a) => cmd::presets::presets(a),
         Command::Report(a) => cmd::report::report(a),
         Command::Synth(a) => cmd::synth::synth(a),
         Command::Stream(a) => cmd::stream::stream(a),

@@ -998,3 +998,64 @@ fn sketch_takes_the_field_flags() {
         neardup::persist::sketches::SavedSketches::load(&dir.path().join("none.sketches")).unwrap();
     assert_eq!(none.len(), 0);
 }
+
+/// `neardup presets`: the paper preset's candidate probability is the binomial tail
+/// "at least 2 of 6 supershingles of 14 agree" (written out here), the recall
+/// preset's curve rises through one half between resemblances 0.6 and 0.7, and its
+/// thresholds read as the settings say (815 of 1024 bits: cosine cos(π·209/1024)).
+#[test]
+fn presets_say_what_the_thresholds_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let paper: Value = serde_json::from_str(&ok_in(dir.path(), &["presets", "--json"])).unwrap();
+    for row in paper["candidate_probability"].as_array().unwrap() {
+        let j = row["resemblance"].as_f64().unwrap();
+        let p = j.powi(14);
+        let want = 1.0 - (1.0 - p).powi(6) - 6.0 * p * (1.0 - p).powi(5);
+        assert!(
+            (row["probability"].as_f64().unwrap() - want).abs() < 1e-9,
+            "J = {j}"
+        );
+    }
+    assert_eq!(paper["cluster_mode"], "transitive");
+    let recall: Value = serde_json::from_str(&ok_in(
+        dir.path(),
+        &["presets", "--preset", "recall", "--json"],
+    ))
+    .unwrap();
+    let p_at = |j: f64| {
+        recall["candidate_probability"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| (r["resemblance"].as_f64().unwrap() - j).abs() < 1e-9)
+            .unwrap()["probability"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(p_at(0.6) < 0.5 && p_at(0.7) > 0.5 && p_at(0.9) > 0.999);
+    assert_eq!(recall["band"], 2);
+    assert_eq!(recall["bucket_keys_per_document"], 42);
+    assert_eq!(recall["cluster_mode"], "verified");
+    let cos = (std::f64::consts::PI * 209.0 / 1024.0).cos();
+    assert!((recall["charikar_cosine"].as_f64().unwrap() - cos).abs() < 1e-12);
+    // Bands and rows a user gives.
+    let own: Value = serde_json::from_str(&ok_in(
+        dir.path(),
+        &[
+            "presets",
+            "--preset",
+            "recall",
+            "--band",
+            "3",
+            "--min-shared",
+            "1",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let j: f64 = 0.8;
+    let row = &own["candidate_probability"].as_array().unwrap()[10];
+    assert_eq!(row["resemblance"], 0.8);
+    let want = 1.0 - (1.0 - j.powi(6)).powi(28);
+    assert!((row["probability"].as_f64().unwrap() - want).abs() < 1e-9);
+}

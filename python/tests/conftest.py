@@ -93,3 +93,18 @@ def peak_growth_mb(work) -> float:
     before = _status_kib("VmRSS")
     work()
     return (_status_kib("VmHWM") - before) / 1024
+
+
+def chain_texts() -> list:
+    """Three texts A, B, C of 400 words: B is A with every 20th word replaced, C is A
+    with every 10th. Under the recall preset A–B and B–C are near-duplicates and A–C is
+    not (the tests check this first): a chain."""
+    import random
+
+    rng = random.Random(17)
+    words = [f"w{rng.randrange(5000)}" for _ in range(400)]
+
+    def changed(step: int) -> str:
+        return " ".join(f"x{i}" if i % step == 0 else w for i, w in enumerate(words))
+
+    return [" ".join(words), changed(20), changed(10)]

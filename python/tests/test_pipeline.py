@@ -250,3 +250,25 @@ def test_decisions_histograms(corpus):
         assert len(c["accepted_by_agreement"]) == d["charikar_bits"] + 1 == 385
         assert sum(c["accepted_by_agreement"][:372]) == 0 and sum(c["rejected_by_agreement"][372:]) == 0
         assert sum(c["accepted_by_shared"]) == sum(c["accepted_by_agreement"])
+
+
+def test_recall_preset_clusters_do_not_chain(cli, tmp_path):
+    """A–B and B–C near-duplicates, A–C not (checked on pairs first): the recall
+    preset keeps C out of A's cluster, in the Python API and the CLI alike; the
+    transitive mode chains all three."""
+    from conftest import chain_texts
+
+    a, b, c = chain_texts()
+    p = neardup.Pipeline(preset="recall")
+    assert p.cluster_mode == "verified"
+    near = lambda x, y: p.run([{"id": "x", "text": x}, {"id": "y", "text": y}]).stats["near_duplicates"]  # noqa: E731
+    assert (near(a, b), near(b, c), near(a, c)) == (1, 1, 0)
+    rows = [{"id": "a", "text": a}, {"id": "b", "text": b}, {"id": "c", "text": c}]
+    r = p.run(rows)
+    assert [cl["members"] for cl in r.clusters] == [["a", "b"]]
+    assert r.kept == ["a", "c"]
+    path = tmp_path / "chain.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    assert run_cli(cli, path, tmp_path, ["--preset", "recall"])["kept"] == ["a", "c"]
+    t = neardup.Pipeline(preset="recall", cluster_mode="transitive").run(rows)
+    assert [cl["members"] for cl in t.clusters] == [["a", "b", "c"]]

@@ -1023,3 +1023,19 @@ def test_spark_parquet_inputs_equal_the_cli(spark, cli, tmp_path):
     for k in ("read", "kept", "exact_duplicates", "near_duplicates", "rejected"):
         assert rep["accounting"][k] == want[k], k
     assert rep["accounting"]["holds"]
+
+
+def test_spark_recall_clusters_do_not_chain(spark, cli, tmp_path):
+    """The chain A–B–C of conftest.chain_texts: Spark's recall preset clusters around
+    centres as the CLI does (A and B; C kept)."""
+    import neardup.spark as nds
+    from conftest import chain_texts
+
+    rows = [{"id": i, "text": t} for i, t in zip("abc", chain_texts())]
+    path = tmp_path / "chain.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    expected = run_cli(cli, path, tmp_path, ["--preset", "recall"])
+    assert expected["kept"] == ["a", "c"]
+    df = spark.createDataFrame([(r["id"], r["text"]) for r in rows], "id string, text string")
+    r = nds.dedup(df, preset="recall")
+    assert spark_result(r) == expected

@@ -4,6 +4,7 @@ pub mod dedup;
 pub mod eval;
 pub mod index;
 pub mod pair;
+pub mod presets;
 pub mod report;
 pub mod sketch;
 pub mod stream;

@@ -39,7 +39,10 @@ pub struct Supershingles {
 
 impl CandidateGenerator for Supershingles {
     fn name(&self) -> String {
-        format!("broder(shared>={})", self.min_shared)
+        match self.band {
+            Some(w) => format!("broder(shared>={}, bands of {w})", self.min_shared),
+            None => format!("broder(shared>={})", self.min_shared),
+        }
     }
 
     fn reads_simhash(&self) -> bool {
@@ -119,14 +122,45 @@ impl Supershingles {
     }
 
     /// The probability that a band agrees entirely somewhere, for two documents of
-    /// resemblance `j` (the S-curve of the banding) with supershingles of `width`
+    /// resemblance `j` (the S-curve of the banding alone) with supershingles of `width`
     /// min-values and `slots` slots: `1 − (1 − j^(width·w))^(slots/w)`; `None` when not
-    /// banded.
+    /// banded. [`candidate_probability`](Self::candidate_probability) adds the
+    /// `min_shared` condition.
     pub fn band_probability(&self, j: f64, width: usize, slots: usize) -> Option<f64> {
         let w = self.band?.max(1);
         let rows = (width * w) as i32;
         let bands = (slots / w) as i32;
         Some(1.0 - (1.0 - j.powi(rows)).powi(bands))
+    }
+
+    /// The probability that two documents of resemblance `j` become candidates, with
+    /// supershingles of `width` min-values in `slots` slots: each slot agrees with
+    /// probability `j^width`, independently (the min-hash model), and the definition
+    /// ([`candidate`](Self::candidate)) is counted exactly over the slots — at least
+    /// `min_shared` agree and, banded, some band agrees entirely. Big buckets aside.
+    pub fn candidate_probability(&self, j: f64, width: usize, slots: usize) -> f64 {
+        let q = j.clamp(0.0, 1.0).powi(width as i32);
+        let r = self.min_shared.clamp(1, slots.max(1));
+        let w = self.band.unwrap_or(slots).max(1);
+        // The distribution of (agreeing slots, whether a band agreed entirely) after
+        // each band of `w` slots (unbanded: one band of all slots, always "agreed").
+        let mut dist = vec![[0.0f64; 2]; slots + 1];
+        dist[0][self.band.is_none() as usize] = 1.0;
+        let choose =
+            |n: usize, k: usize| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
+        for _ in 0..slots / w {
+            let mut next = vec![[0.0f64; 2]; slots + 1];
+            for (k, d) in dist.iter().enumerate() {
+                for a in 0..=w.min(slots - k) {
+                    let p = choose(w, a) * q.powi(a as i32) * (1.0 - q).powi((w - a) as i32);
+                    for f in 0..2 {
+                        next[k + a][f | (a == w) as usize] += d[f] * p;
+                    }
+                }
+            }
+            dist = next;
+        }
+        dist.iter().skip(r).map(|d| d[1]).sum()
     }
 
     /// The bucketing passes over sketches of `slots` supershingles: one per band when
@@ -330,5 +364,29 @@ mod tests {
                 "J = {j:.3}: rate {rate:.3}, S-curve {p:.3}"
             );
         }
+    }
+
+    /// The exact candidate probability against a plain computation for the paper's
+    /// rule (at least 2 of 6 slots of 14, a binomial tail written out) and against the
+    /// banding alone when `min_shared` is 1; and the recall preset's even odds lie
+    /// between resemblances 0.6 and 0.7 (35 of 84 supershingles of 2).
+    #[test]
+    fn candidate_probability_is_the_definition_counted() {
+        let paper = Supershingles::new(2, BucketLimits::default());
+        for j in [0.5, 0.8, 0.9, 0.95] {
+            let p: f64 = j.powi(14);
+            let at_least_two = 1.0 - (1.0 - p).powi(6) - 6.0 * p * (1.0 - p).powi(5);
+            assert!((paper.candidate_probability(j, 14, 6) - at_least_two).abs() < 1e-12);
+            let b = banded(1, 2);
+            let s = b.band_probability(j, 2, 84).unwrap();
+            assert!(
+                (b.candidate_probability(j, 2, 84) - s).abs() < 1e-12,
+                "J = {j}"
+            );
+        }
+        let recall = banded(35, 2);
+        assert!(recall.candidate_probability(0.6, 2, 84) < 0.5);
+        assert!(recall.candidate_probability(0.7, 2, 84) > 0.5);
+        assert!(recall.candidate_probability(0.9, 2, 84) > 0.999);
     }
 }
