@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn candidate_probability_is_the_definition_counted() {
         let paper = Supershingles::new(2, BucketLimits::default());
-        for j in [0.5, 0.8, 0.9, 0.95] {
+        for j in [0.5f64, 0.8, 0.9, 0.95] {
             let p: f64 = j.powi(14);
             let at_least_two = 1.0 - (1.0 - p).powi(6) - 6.0 * p * (1.0 - p).powi(5);
             assert!((paper.candidate_probability(j, 14, 6) - at_least_two).abs() < 1e-12);

@@ -330,7 +330,7 @@ impl PipelineBuilder {
         if let Some(w) = self.band {
             let slots = self.sketch.supershingles;
             check_range("band", w as u64, 1, slots as u64)?;
-            if slots % w != 0 {
+            if !slots.is_multiple_of(w) {
                 return Err(Error::Config(format!(
                     "band = {w} must divide the {slots} supershingles"
                 )));

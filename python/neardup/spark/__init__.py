@@ -62,7 +62,7 @@ number the records) reach the driver:
    sorted into input order otherwise.
 
 Settings the distributed job does not support yet are refused: boilerplate removal,
-the high-recall union, verified clusters, ``keep`` other than ``first``, and stage-one
+the high-recall union, ``keep`` other than ``first``, and stage-one
 generators other than Broder's supershingles.
 """
 
