@@ -24,7 +24,8 @@ const BAND_SEED: u64 = 0x4c53_4842_414e_4431; // "LSHBAND1"
 /// its slots **and** at least `min_shared` slots agree. No counting over pairs of
 /// slots: one bucketing pass per band, whose keys are as strong as `w` supershingles
 /// together. For supershingles of `s` min-values and resemblance `J`, a band agrees
-/// with probability `J^(s·w)`, so P[candidate] = 1 − (1 − J^(s·w))^(m'/w) before the
+/// with probability `J^(s·w)`, so a pair is a candidate with probability
+/// `1 − (1 − J^(s·w))^(m'/w)` before the
 /// `min_shared` check ([`band_probability`](Self::band_probability)).
 #[derive(Debug, Clone)]
 pub struct Supershingles {
