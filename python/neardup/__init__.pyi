@@ -77,6 +77,7 @@ def dedup_file(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,

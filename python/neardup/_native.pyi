@@ -155,6 +155,7 @@ class Pipeline:
         boilerplate_min_pages: Optional[int] = None,
         boilerplate_capacity: Optional[int] = None,
         min_shared: Optional[int] = None,
+        band: Optional[int] = None,
         charikar_bits: Optional[int] = None,
         charikar_features: Optional[Literal["terms", "shingles"]] = None,
         charikar_threshold: Optional[int] = None,
@@ -193,11 +194,12 @@ class Pipeline:
         * `boilerplate_min_pages`: boilerplate: sites with fewer pages are untouched (default 10)
         * `boilerplate_capacity`: boilerplate: shingle counters per site (bounded memory) (default 16384)
         * `min_shared`: candidates share at least this many supershingles (default 2; recall preset: 35)
+        * `band`: stage one by LSH bands of this many consecutive supershingles (a candidate also agrees on a whole band; one bucket key per band), or 0 for the m-of-n search (default 0; recall preset: 2)
         * `charikar_bits`: bits of the Charikar projection, a multiple of 64 (default 384; recall preset: 1024)
         * `charikar_features`: features of the Charikar projection (default "terms"; recall preset: "shingles")
         * `charikar_threshold`: keep a candidate iff at least this many Charikar bits agree (default 372; recall preset: 815)
         * `high_recall`: also report every pair whose Charikar agreement is at least this (default: none)
-        * `cluster_mode`: union-find over verified pairs, or every member verified against its representative (default "transitive")
+        * `cluster_mode`: union-find over verified pairs, or clusters around centres: every member a verified near-duplicate of the member kept (no chaining) (default "transitive"; recall preset: "verified")
         * `keep`: which member of a cluster is kept: first, longest or priority:FIELD (default "first")
         * `threads`: worker threads, for sketching and writing (default: one per core) (default: none)
         * `max_document_bytes`: records with a longer body are rejected (default 67108864)
@@ -307,6 +309,7 @@ class Deduper:
         boilerplate_min_pages: Optional[int] = None,
         boilerplate_capacity: Optional[int] = None,
         min_shared: Optional[int] = None,
+        band: Optional[int] = None,
         charikar_bits: Optional[int] = None,
         charikar_features: Optional[Literal["terms", "shingles"]] = None,
         charikar_threshold: Optional[int] = None,
@@ -467,6 +470,7 @@ def dedup_file(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,
@@ -519,6 +523,7 @@ def sketch_batch(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,
@@ -659,6 +664,7 @@ def verify_pairs(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,
@@ -709,6 +715,7 @@ def pair(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,
@@ -755,6 +762,7 @@ def evaluate_pairs(
     boilerplate_min_pages: Optional[int] = None,
     boilerplate_capacity: Optional[int] = None,
     min_shared: Optional[int] = None,
+    band: Optional[int] = None,
     charikar_bits: Optional[int] = None,
     charikar_features: Optional[Literal["terms", "shingles"]] = None,
     charikar_threshold: Optional[int] = None,
