@@ -70,28 +70,135 @@ impl CandidateGenerator for Supershingles {
         let slots = sk.get(0).supershingles.len();
         let r = self.min_shared.clamp(1, slots.max(1));
         let ss = |d: u32| sk.supershingles(d as usize);
-        // Checked on the sketches: a key collision without real agreement is no candidate.
-        // Banded: the pass's band agrees (a key collision aside) and `r` slots do.
-        let enough = |pass: usize, a: u32, b: u32| {
-            let (x, y) = (ss(a), ss(b));
-            match self.band {
-                Some(w) => {
-                    x[w * pass..w * (pass + 1)] == y[w * pass..w * (pass + 1)]
-                        && shared_supershingles(x, y) >= r
-                }
-                None => r == 1 || shared_supershingles(x, y) >= r,
+        let passes = self.passes(slots);
+        let home = match self.band {
+            Some(w) if passes <= 64 => Some(HomeBands::new(sk, active, passes, w, self.limits)),
+            _ => None,
+        };
+        // Checked on the sketches: a key collision without real agreement is no
+        // candidate. Banded, sharing the pass's bucket is agreeing on its band (equal
+        // band keys); a pair is checked in its home band only.
+        let enough = |pass: usize, a: u32, b: u32| match self.band {
+            Some(_) => {
+                home.as_ref().is_none_or(|h| h.may_share(a, b, r))
+                    && !home.as_ref().is_some_and(|h| h.checked_before(pass, a, b))
+                    && shared_supershingles(ss(a), ss(b)) >= r
             }
+            None => r == 1 || shared_supershingles(ss(a), ss(b)) >= r,
         };
         Ok(run_passes(
             self.passes(slots),
             self.limits,
             stats,
-            |pass| {
-                let key = self.pass_key(pass, slots);
-                active.iter().map(|&d| (key.of(ss(d)), d)).collect()
+            |pass| match &home {
+                Some(h) => active.iter().map(|&d| (h.key(d, pass), d)).collect(),
+                None => {
+                    let key = self.pass_key(pass, slots);
+                    active.iter().map(|&d| (key.of(ss(d)), d)).collect()
+                }
             },
             enough,
         ))
+    }
+}
+
+crate::sketch::simd::kernel! {
+    /// How many positions of `a` and `b` hold the same byte.
+    fn equal_bytes(a: &[u8], b: &[u8]) -> usize {
+        a.iter().zip(b).map(|(x, y)| (x == y) as usize).sum()
+    }
+}
+
+/// A banded run's index of where each pair is checked. A pair of documents that agree
+/// on many bands shares a bucket in each of them (most pairs a banded run enumerates
+/// are such repeats); it is checked only in its *home band*, the first band it agrees
+/// on whose bucket is not big, and skipped in the others. Every pair of a bucket that
+/// is not big is enumerated, so a pair skipped in one band is checked in its home
+/// band: the candidates are those of checking in every band.
+struct HomeBands {
+    bands: usize,
+    /// Each document's band keys, `bands` per document, by ordinal.
+    keys: Vec<u64>,
+    /// For each document, bit `j` set when its bucket in band `j` is big.
+    big: Vec<u64>,
+    /// The low byte of each supershingle, `slots` per document, by ordinal.
+    low: Vec<u8>,
+    slots: usize,
+}
+
+impl HomeBands {
+    fn new(sk: &Sketches, active: &[u32], bands: usize, w: usize, limits: BucketLimits) -> Self {
+        use rayon::prelude::*;
+        let mut keys = vec![0u64; sk.len() * bands];
+        keys.par_chunks_mut(bands).enumerate().for_each(|(d, k)| {
+            let ss = sk.supershingles(d);
+            for (j, key) in k.iter_mut().enumerate() {
+                *key = band_key(j, w, ss);
+            }
+        });
+        // The members of the big buckets of each band.
+        let big_members: Vec<Vec<u32>> = (0..bands)
+            .into_par_iter()
+            .map(|j| {
+                let mut v: Vec<(u64, u32)> = active
+                    .iter()
+                    .map(|&d| (keys[d as usize * bands + j], d))
+                    .collect();
+                let front = super::repeated_first(&mut v, |k| k.0);
+                v.truncate(front);
+                super::sort_hashed(&mut v, |k| k.0);
+                let mut out = Vec::new();
+                for run in v.chunk_by(|x, y| x.0 == y.0) {
+                    if run.len() > limits.max_bucket {
+                        out.extend(run.iter().map(|k| k.1));
+                    }
+                }
+                out
+            })
+            .collect();
+        let mut big = vec![0u64; sk.len()];
+        for (j, members) in big_members.iter().enumerate() {
+            for &d in members {
+                big[d as usize] |= 1 << j;
+            }
+        }
+        let slots = bands * w;
+        let mut low = Vec::with_capacity(sk.len() * slots);
+        for d in 0..sk.len() {
+            low.extend(sk.supershingles(d).iter().map(|&v| v as u8));
+        }
+        HomeBands {
+            bands,
+            keys,
+            big,
+            low,
+            slots,
+        }
+    }
+
+    /// Whether `a` and `b` may share `r` supershingles: the low bytes of at least
+    /// `r` slots agree (as many as the supershingles do, or more). A pair it rejects
+    /// needs no read of the sketches, which are eight times bigger.
+    fn may_share(&self, a: u32, b: u32, r: usize) -> bool {
+        let (a, b) = (a as usize * self.slots, b as usize * self.slots);
+        equal_bytes(&self.low[a..a + self.slots], &self.low[b..b + self.slots]) >= r
+    }
+
+    /// Document `d`'s key in band `j`.
+    fn key(&self, d: u32, j: usize) -> u64 {
+        self.keys[d as usize * self.bands + j]
+    }
+
+    /// Whether the pair `a`, `b` has a home band before `pass`: a band it agrees on
+    /// whose bucket is not big. Reads the keys only, not the sketches.
+    fn checked_before(&self, pass: usize, a: u32, b: u32) -> bool {
+        let (ka, kb) = (a as usize * self.bands, b as usize * self.bands);
+        let small = !self.big[a as usize];
+        let (x, y) = (&self.keys[ka..ka + pass], &self.keys[kb..kb + pass]);
+        x.iter()
+            .zip(y)
+            .zip(0..)
+            .any(|((p, q), j)| p == q && small >> j & 1 == 1)
     }
 }
 
@@ -107,7 +214,8 @@ impl Supershingles {
 
     /// The definition of a candidate pair on two supershingle vectors (big buckets
     /// aside): at least `min_shared` slots agree and, when banded, some band agrees
-    /// entirely.
+    /// entirely — its keys ([`band_key`]) are equal, as its slots are (the keys are
+    /// 64-bit hashes of the slots, as supershingles are of their min-values).
     pub fn candidate(&self, a: &[u64], b: &[u64]) -> bool {
         let r = self.min_shared.clamp(1, a.len().max(1));
         if shared_supershingles(a, b) < r {
@@ -115,10 +223,10 @@ impl Supershingles {
         }
         match self.band {
             None => true,
-            Some(w) => a
-                .chunks_exact(w.max(1))
-                .zip(b.chunks_exact(w.max(1)))
-                .any(|(x, y)| x == y),
+            Some(w) => {
+                let w = w.max(1);
+                (0..a.len() / w).any(|j| band_key(j, w, a) == band_key(j, w, b))
+            }
         }
     }
 
@@ -389,5 +497,62 @@ mod tests {
         assert!(recall.candidate_probability(0.6, 2, 84) < 0.5);
         assert!(recall.candidate_probability(0.7, 2, 84) > 0.5);
         assert!(recall.candidate_probability(0.9, 2, 84) > 0.999);
+    }
+
+    /// Big buckets and home bands: on sketches whose bands collide often, with a small
+    /// bucket limit, the banded run (each pair checked in its home band only) gives
+    /// the pairs of the big-bucket rule applied band by band, each bucket's pairs kept
+    /// when they are candidates — computed here from the buckets directly.
+    #[test]
+    fn home_bands_give_the_pairs_of_every_band_under_the_big_bucket_rule() {
+        use crate::candidates::bucket_pairs_of;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
+        let cfg = SketchConfig {
+            minhashes: 12,
+            supershingles: 12,
+            ..SketchConfig::default()
+        };
+        for (max_bucket, window) in [(6usize, 2usize), (20, 0), (3, 5)] {
+            let limits = BucketLimits { max_bucket, window };
+            let mut sk = Sketches::new(&cfg);
+            for _ in 0..400 {
+                sk.push(&Sketch {
+                    supershingles: (0..12).map(|_| rng.random_range(0..3u64)).collect(),
+                    charikar: vec![0; cfg.charikar_bits / 64],
+                    simhash: 0,
+                    exact: 0,
+                    terms: 1,
+                    pugh: Vec::new(),
+                });
+            }
+            let g = Supershingles {
+                limits,
+                ..banded(4, 2)
+            };
+            let active: Vec<u32> = (0..400).filter(|d| d % 7 != 3).collect();
+            let mut want = std::collections::BTreeSet::new();
+            for j in 0..6 {
+                let mut buckets: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+                for &d in &active {
+                    let key = super::band_key(j, 2, sk.supershingles(d as usize));
+                    buckets.entry(key).or_default().push(d);
+                }
+                for members in buckets.values() {
+                    for (a, b) in bucket_pairs_of(members, limits) {
+                        if g.candidate(sk.supershingles(a as usize), sk.supershingles(b as usize)) {
+                            want.insert((a, b));
+                        }
+                    }
+                }
+            }
+            let mut stats = CandidateStats::default();
+            let got = g.candidates(&sk, &active, &mut stats).unwrap();
+            assert!(stats.big_buckets > 0, "limits {max_bucket}/{window}");
+            assert_eq!(
+                got,
+                want.into_iter().collect::<Vec<_>>(),
+                "limits {max_bucket}/{window}"
+            );
+        }
     }
 }

@@ -160,8 +160,10 @@ pub fn estimated_resemblance(a: &[u64], b: &[u64]) -> f64 {
     agree as f64 / n as f64
 }
 
-/// Number of supershingle slots whose values agree.
-#[inline]
-pub fn shared_supershingles(a: &[u64], b: &[u64]) -> usize {
-    a.iter().zip(b).filter(|(x, y)| x == y).count()
+crate::sketch::simd::kernel! {
+    /// Number of supershingle slots whose values agree (on the CPU's widest vectors:
+    /// the recall preset's stage one counts 84 slots per pair it enumerates).
+    pub fn shared_supershingles(a: &[u64], b: &[u64]) -> usize {
+        a.iter().zip(b).map(|(x, y)| (x == y) as usize).sum()
+    }
 }

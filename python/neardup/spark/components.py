@@ -45,7 +45,10 @@ def centres(edges, held: Optional[List[Any]] = None):
     its cluster's centre, for every member of a cluster of two or more. The greedy
     choice of centres runs within a component, so each component's edges are brought
     into one task: the graph's components first (:func:`components`), then the edges
-    partitioned by component. Returns ``(labels, rounds)`` as :func:`components`."""
+    partitioned by component. Returns ``(labels, rounds, unchained)``: ``labels`` and
+    ``rounds`` as :func:`components`, and a function giving the documents of each
+    component outside its best member's cluster, summed (the report's ``unchained``;
+    the best member, smallest in order, is the component's label and a centre)."""
     from pyspark.sql import functions as F
 
     kept = held if held is not None else []
@@ -55,7 +58,15 @@ def centres(edges, held: Optional[List[Any]] = None):
     by_component = e.join(comps.select(F.col("node").alias("a"), "label"), "a")
     labels = keep(by_component.repartition("label").select("a", "b").mapInArrow(_centres, "node long, label long"))
     kept.append(labels)
-    return labels, rounds
+
+    def unchained() -> int:
+        sizes = comps.groupBy("label").agg(F.count(F.lit(1)).alias("n"))
+        lead = labels.groupBy("label").agg(F.count(F.lit(1)).alias("c"))
+        row = (sizes.join(lead, "label", "left")
+               .agg(F.sum(F.col("n") - F.coalesce(F.col("c"), F.lit(1))).alias("u")).collect()[0])
+        return int(row["u"] or 0)
+
+    return labels, rounds, unchained
 
 
 def components(edges, checkpoint_every: int = 2, held: Optional[List[Any]] = None):

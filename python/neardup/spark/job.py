@@ -134,7 +134,7 @@ class SparkDedup:
             "high_recall_added": 0,
             "same_site_pairs": classes.get("same", 0), "cross_site_pairs": classes.get("cross", 0),
             "unknown_site_pairs": classes.get("unknown", 0),
-            "unchained": 0, "boilerplate_pages": 0, "boilerplate_terms": 0,
+            "unchained": p["unchained"], "boilerplate_pages": 0, "boilerplate_terms": 0,
             "clusters": {"clusters": int(n_clusters), "clustered_documents": int(clustered or 0),
                          "max_size": int(max_size or 0), "size_histogram": hist},
         }
@@ -469,8 +469,11 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     pairs_ord = judged.where((F.col("kind") == "exact") | F.col("near_duplicate")).drop("near_duplicate")
     graph: List[Any] = []
     near_edges = pairs_ord.where(F.col("kind") == "near")
+    unchained = 0
     if neardup.Pipeline(**params).cluster_mode == "verified":
-        labels, rounds = centres(near_edges, held=graph)
+        labels, rounds, count_unchained = centres(near_edges, held=graph)
+        # Counted while the components it reads are still kept.
+        unchained = count_unchained()
     else:
         labels, rounds = components(near_edges, held=graph)
     stage(f"clusters: connected components ({rounds} rounds)" if rounds else
@@ -556,7 +559,7 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
              "scan_partitions": splits.partitions if splits is not None else 0,
              "split_pin": pin,
              "exact_groups": exact_groups, "runs": runs, "sketch_sums": sketch_sums, "run_sums": run_sums,
-             "judged": judged, "old": old, "rounds": rounds, "size_bins": bins, "fates_by_file": by_file}
+             "judged": judged, "old": old, "rounds": rounds, "unchained": unchained, "size_bins": bins, "fates_by_file": by_file}
     return SparkDedup(fates=out_fates, kept=kept, clusters=clusters, pairs=pairs, counts=c,
                       sketches=saved, sketch_meta=meta, lines=json_mode, per_input=per_input,
                       _parts=parts, _cached=[sk, runs, cand, named, judged, *graph, kept_fates])
