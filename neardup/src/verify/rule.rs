@@ -166,16 +166,6 @@ impl Rule {
         self.filters[slot(class)].accept(a, b)
     }
 
-    /// Whether the pair is verified without asking stage one: the filter of its class
-    /// accepts it, or the high-recall union holds. What the chaining guard
-    /// (`ClusterMode::Verified`) checks between a cluster's representative and a member.
-    pub fn verifies(&self, class: PairClass, a: SketchRef<'_>, b: SketchRef<'_>) -> bool {
-        self.accepts(class, a, b)
-            || self
-                .high_recall
-                .is_some_and(|h| agreement(a.charikar, b.charikar) >= h)
-    }
-
     /// The whole verdict on one pair, with its parts.
     pub fn judge(&self, class: PairClass, a: SketchRef<'_>, b: SketchRef<'_>) -> Judgement {
         let exact = a.exact == b.exact && a.terms > 0;
