@@ -6,7 +6,7 @@
 Same work for each: word tokens (lower-cased alphanumeric runs), 8-word shingles,
 84 min-hash values (Broder/Henzinger setting), then all candidate pairs via 6 bands x 14 rows.
 Setup: python3 -m venv .venv-peers && .venv-peers/bin/pip install datasketch rensa gaoya
-Usage: .venv-peers/bin/python peers.py CORPUS.jsonl [--limit N] [--only NAME,...]
+Usage: .venv-peers/bin/python peers.py CORPUS.jsonl [--limit N] [--only NAME,...] [--fineweb]
 Prints one line per library: name, docs, seconds, docs/s, MB/s, candidate pairs.
 """
 import json, re, sys, time, resource
@@ -77,7 +77,11 @@ def run_gaoya_simhash(ids, texts):
     return sum(len(r) - 1 for r in res) // 2
 
 def main():
+    global K, PERMS, BANDS, ROWS
     a = sys.argv[1:]; path = a.pop(0); limit = None; only = None
+    # --fineweb: FineWeb's MinHash settings (word 5-grams, 112 hashes in 14 bands of 8),
+    # the rule LLM-corpus builders run, beside neardup's recall preset.
+    if "--fineweb" in a: a.remove("--fineweb"); K, PERMS, BANDS, ROWS = 5, 112, 14, 8
     if "--limit" in a: i = a.index("--limit"); limit = int(a[i + 1]); del a[i:i + 2]
     if "--only" in a: i = a.index("--only"); only = a[i + 1].split(","); del a[i:i + 2]
     ids, texts = load(path, limit)

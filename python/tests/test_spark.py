@@ -1039,3 +1039,37 @@ def test_spark_recall_clusters_do_not_chain(spark, cli, tmp_path):
     df = spark.createDataFrame([(r["id"], r["text"]) for r in rows], "id string, text string")
     r = nds.dedup(df, preset="recall")
     assert spark_result(r) == expected
+
+
+def test_spark_connect_api_runs_many_times_without_the_garbage_collectors_help(cli, tmp_path):
+    """The API over Spark Connect, as a user calls it: ``dedup(spark.read.json(...))``
+    then ``.kept.select("id").collect()``, five times in one process with the garbage
+    collector run between and during the runs (a finalizer's gRPC call from the
+    collector once hung this forever). Each run gives the CLI's kept ids; no plan of a
+    checkpoint the job made is left with pyspark's finalizer; ``release_checkpoints``
+    releases them all on the caller's thread. A watchdog bounds the whole."""
+    demo = ROOT / "fixtures" / "demo.jsonl"
+    expected = run_cli(cli, demo, tmp_path, [])["kept"]
+    code = f"""
+import gc, json, sys
+import neardup.spark as nds
+from neardup.spark import session
+gc.set_threshold(50, 5, 5)
+s = nds.builder(remote="local[2]").getOrCreate()
+for i in range(5):
+    r = nds.dedup(s.read.json({str(demo)!r}))
+    gc.collect()
+    print(json.dumps([row["id"] for row in r.kept.select("id").collect()]), flush=True)
+    del r
+    gc.collect()
+plain = [o for o in gc.get_objects() if type(o).__name__ == "CachedRemoteRelation"]
+held = len(session._HELD)
+nds.release_checkpoints()
+print(json.dumps({{"plain": len(plain), "held": held, "after": len(session._HELD)}}))
+s.stop()
+"""
+    out = subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=user_env(),
+                         capture_output=True, text=True, timeout=900).stdout.splitlines()
+    runs, last = [json.loads(line) for line in out[-6:-1]], json.loads(out[-1])
+    assert runs == [expected] * 5
+    assert last["held"] > 0 and last["plain"] == 0 and last["after"] == 0, last

@@ -37,20 +37,40 @@ def conf(spark, key: str) -> Optional[str]:
 
 
 _HELD: List[Any] = []
-"""Over Spark Connect, the frames :func:`cut_lineage` made, held until
-:func:`release_checkpoints`: pyspark releases such a frame's server-side data from the
-finalizer of its plan, and a finalizer run by the garbage collector in the middle of
-starting a thread can deadlock the client (seen with pyspark 4.3); held, they are
-released at a point of the job's choosing."""
+"""Over Spark Connect, the plans of the frames :func:`cut_lineage` made, held until
+:func:`release_checkpoints`. pyspark releases such a frame's server-side data from the
+finalizer of its plan (``CachedRemoteRelation.__del__``, a gRPC call), and a finalizer
+run by the garbage collector in the middle of starting a thread deadlocks the client
+(seen with pyspark 4.3, about one run in five). So these plans get a class without
+that finalizer (:func:`_without_finalizer`): whenever the collector runs, nothing of
+the job calls the server from it; their data is released by
+:func:`release_checkpoints`, on the caller's thread, or with the session."""
+
+_QUIET: Dict[type, type] = {}
+
+
+def _without_finalizer(plan) -> None:
+    """Gives ``plan`` (a ``CachedRemoteRelation``) a subclass of its class whose
+    finalizer does nothing, and holds it in ``_HELD``."""
+    cls = type(plan)
+    if cls not in _QUIET:
+        _QUIET[cls] = type("Held" + cls.__name__, (cls,), {"__del__": lambda self: None})
+    plan.__class__ = _QUIET[cls]
+    _HELD.append(plan)
 
 
 def release_checkpoints() -> None:
-    """Lets go of the Spark Connect checkpoints of the jobs run so far (see ``_HELD``),
-    their server-side data released now, on this thread."""
-    import gc
-
-    _HELD.clear()
-    gc.collect()
+    """Releases the server-side data of the Spark Connect checkpoints of the jobs run so
+    far (see ``_HELD``), now, on this thread: what pyspark's finalizer would have done
+    at a moment of the garbage collector's choosing. Frames made from them can no
+    longer be read after it."""
+    while _HELD:
+        plan = _HELD.pop()
+        base = type(plan).__mro__[1]
+        try:
+            base.__del__(plan)
+        finally:
+            plan._relation_id = None
 
 
 def _reliable(spark, sc) -> bool:
@@ -64,8 +84,9 @@ def cut_lineage(df):
     has a checkpoint directory (survives a lost executor), a local one otherwise."""
     sc = context(df.sparkSession)
     cut = df.checkpoint() if _reliable(df.sparkSession, sc) else df.localCheckpoint()
-    if sc is None:
-        _HELD.append(cut)
+    plan = getattr(cut, "_plan", None)
+    if sc is None and plan is not None and hasattr(type(plan), "__del__"):
+        _without_finalizer(plan)
     return cut
 
 
