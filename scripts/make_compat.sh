@@ -9,7 +9,8 @@ bin=target/release/neardup
 out=fixtures/compat
 mkdir -p "$out"
 head -n 24 fixtures/demo.jsonl > "$out/corpus.jsonl"
-"$bin" sketch "$out/corpus.jsonl" -o "$out/v3.sketches" -q
-"$bin" sketch "$out/corpus.jsonl" -o "$out/v4.sketches" -q --simhash false
+"$bin" sketch "$out/corpus.jsonl" -o "$out/v3.sketches" -q --tokenizer 1
+"$bin" sketch "$out/corpus.jsonl" -o "$out/v4.sketches" -q --simhash false --tokenizer 1
+"$bin" sketch "$out/corpus.jsonl" -o "$out/v5.sketches" -q
 "$bin" index fingerprint "$out/corpus.jsonl" | awk '{print $1, $2}' > "$out/fingerprints.txt"
 "$bin" index build "$out/fingerprints.txt" -o "$out/v1.index" --design k3-4

@@ -4,6 +4,7 @@
 use neardup::index::SimhashIndex;
 use neardup::io::{Fields, Input, Reader};
 use neardup::persist::sketches::SavedSketches;
+use neardup::sketch::tokenize::TokenizerVersion;
 use neardup::{Pipeline, Sketcher};
 use std::path::PathBuf;
 use std::process::Command;
@@ -70,7 +71,7 @@ fn sketch_file_v3_reads_with_sites_and_rewrites_byte_for_byte() {
         }
     }
     assert!(with_site > 0, "the corpus has URLs, so the file has sites");
-    sketch_again_equals("v3.sketches", &[]);
+    sketch_again_equals("v3.sketches", &["--tokenizer", "1"]);
 }
 
 /// `neardup sketch corpus.jsonl -q` with `flags` writes the committed file `name` byte
@@ -104,7 +105,7 @@ fn sketch_again_equals(name: &str, flags: &[&str]) -> Vec<u8> {
 fn sketch_file_v4_reads_without_simhashes_and_rewrites_byte_for_byte() {
     let saved = check_sketch_file("v4.sketches");
     assert!(!saved.config.simhash);
-    let full = Sketcher::new(neardup::SketchConfig::default()).unwrap();
+    let full = Sketcher::new(v1_settings()).unwrap();
     let docs = corpus();
     for (i, id) in saved.ids.iter().enumerate() {
         let doc = docs.iter().find(|d| &d.id == id).unwrap();
@@ -113,10 +114,90 @@ fn sketch_file_v4_reads_without_simhashes_and_rewrites_byte_for_byte() {
         want.simhash = 0;
         assert_eq!(saved.sketches.get(i).to_owned(), want, "record {id}");
     }
-    let again = sketch_again_equals("v4.sketches", &["--simhash", "false"]);
+    let again = sketch_again_equals("v4.sketches", &["--simhash", "false", "--tokenizer", "1"]);
     // A build that reads version 3 only would take the zeros for simhashes: the file
     // says version 4.
     assert_eq!(&again[8..12], &4u32.to_le_bytes());
+}
+
+/// The default settings with tokenizer version 1, as files before version 5 were made.
+fn v1_settings() -> neardup::SketchConfig {
+    neardup::SketchConfig::builder()
+        .tokenizer(TokenizerVersion::V1)
+        .build()
+        .unwrap()
+}
+
+/// A pipeline of the default settings with tokenizer version 1.
+fn v1_pipeline() -> Pipeline {
+    Pipeline::builder().sketch_config(v1_settings()).build().unwrap()
+}
+
+/// Version 5: sketches of tokenizer version 2, which the settings in the header say;
+/// the same command writes the same bytes.
+#[test]
+fn sketch_file_v5_records_its_tokenizer_and_rewrites_byte_for_byte() {
+    let saved = check_sketch_file("v5.sketches");
+    assert_eq!(saved.config.tokenizer, TokenizerVersion::V2);
+    assert_eq!(saved.config, neardup::SketchConfig::default());
+    let again = sketch_again_equals("v5.sketches", &[]);
+    assert_eq!(&again[8..12], &5u32.to_le_bytes());
+    assert!(String::from_utf8_lossy(&again).contains("\"tokenizer\":2"));
+}
+
+/// Sketches saved before tokenizer versions are of version 1: a run of version 2
+/// refuses them naming both versions (its terms are not theirs); a run told to use
+/// version 1 compares with them.
+#[test]
+fn old_sketches_are_compared_only_under_their_tokenizer() {
+    let saved = SavedSketches::load(&fixture("v3.sketches")).unwrap();
+    assert_eq!(saved.config.tokenizer, TokenizerVersion::V1);
+    let docs = corpus();
+    let err = Pipeline::builder()
+        .build()
+        .unwrap()
+        .run_against(&saved, docs.clone(), Ok)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("tokenizer version 1") && err.contains("tokenizer version 2"),
+        "{err}"
+    );
+    let d = v1_pipeline().run_against(&saved, docs, Ok).unwrap();
+    assert_eq!(d.previous, saved.len());
+    for flags in [&[][..], &["--tokenizer", "1"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .arg("dedup")
+            .arg(fixture("corpus.jsonl"))
+            .arg("--sketches")
+            .arg(fixture("v3.sketches"))
+            .args(["-o", "-", "-q"])
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if flags.is_empty() {
+            assert_eq!(out.status.code(), Some(1), "{stderr}");
+            assert!(stderr.contains("tokenizer version 1"), "{stderr}");
+        } else {
+            assert!(out.status.success(), "{stderr}");
+        }
+    }
+    // The deduper's state of version-1 sketches: refused by a version-2 deduper.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    for f in ["snapshot.0", "log.0"] {
+        std::fs::copy(fixture("v1.state").join(f), state.join(f)).unwrap();
+    }
+    let err = neardup::Deduper::open(&state, Pipeline::builder().build().unwrap(), Default::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("tokenizer version 1") && err.contains("tokenizer version 2"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -201,8 +282,7 @@ fn deduper_state_with_a_v1_log_opens_with_every_record() {
         "the fixture is a version 1 log"
     );
     let docs = corpus();
-    let p = Pipeline::builder().build().unwrap();
-    let d = neardup::Deduper::open(&state, p, Default::default()).unwrap();
+    let d = neardup::Deduper::open(&state, v1_pipeline(), Default::default()).unwrap();
     assert_eq!(d.len(), docs.len());
     for doc in &docs {
         assert_eq!(
@@ -225,11 +305,6 @@ fn deduper_state_with_a_v1_log_opens_with_every_record() {
         "opened for appending: rewritten as version 3"
     );
     drop(d);
-    let d = neardup::Deduper::open(
-        &state,
-        Pipeline::builder().build().unwrap(),
-        Default::default(),
-    )
-    .unwrap();
+    let d = neardup::Deduper::open(&state, v1_pipeline(), Default::default()).unwrap();
     assert_eq!(d.len(), docs.len());
 }

@@ -23,6 +23,7 @@ use crate::io::{Fields, Format};
 use crate::pipeline::{Pipeline, PipelineBuilder, Preset};
 use crate::sketch::boilerplate::BoilerplateConfig;
 use crate::sketch::pugh::{Order, PughConfig};
+use crate::sketch::tokenize::TokenizerVersion;
 use crate::sketch::{Features, SketchConfig};
 use crate::verify::{SiteMode, SiteRule, Strategy};
 use serde::{Deserialize, Serialize};
@@ -93,6 +94,7 @@ pub struct Params {
     pub max_document_bytes: Option<usize>,
     pub seed: Option<u64>,
     pub simhash: Option<bool>,
+    pub tokenizer: Option<u32>,
     /// A TOML file with any of these settings, read by [`Params::merged`]; never part
     /// of the file itself.
     #[serde(skip)]
@@ -164,7 +166,8 @@ impl Params {
             threads,
             max_document_bytes,
             seed,
-            simhash
+            simhash,
+            tokenizer
         );
         Ok(self)
     }
@@ -210,6 +213,9 @@ impl Params {
             b.preset(p);
         }
         self.sketch_settings(b.sketch_config_mut());
+        if let Some(v) = self.tokenizer_version()? {
+            b.sketch_config_mut().tokenizer = v;
+        }
         if let Some(v) = self.min_shared {
             b.min_shared(v);
         }
@@ -267,6 +273,13 @@ impl Params {
         if let Some(v) = self.simhash {
             c.simhash = v;
         }
+    }
+
+    /// The tokenizer version (`--tokenizer`), checked.
+    fn tokenizer_version(&self) -> Result<Option<TokenizerVersion>> {
+        self.tokenizer
+            .map(|n| TokenizerVersion::try_from(n).map_err(Error::Config))
+            .transpose()
     }
 
     /// Stage two by class of pair (`--strategy` and its thresholds).
@@ -481,6 +494,7 @@ pub const PARAMS: &[Setting] = &[
     setting!("max_document_bytes", "int", [], "67108864", "", "records with a longer body are rejected"),
     setting!("seed", "int", [], "0", "", "seed mixed into every random parameter"),
     setting!("simhash", "bool", [], "True", "", "compute each record's 64-bit simhash (false keeps 8 bytes less per record when nothing reads it; refused with candidates simhash)"),
+    setting!("tokenizer", "int", [], "2", "", "version of the term rules: 2 (Unicode words, NFKC, one term per character in Chinese, Japanese, Thai) or 1 (alphanumeric runs, as files saved before version 2 were made)"),
     setting!("config", "path", [], "", "", "a TOML file of these settings (keys as the flags: shingle = 5); settings given beside it override it"),
 ];
 

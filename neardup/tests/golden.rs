@@ -42,16 +42,45 @@ fn hash_functions() {
     assert_eq!(c128, GOLDEN_COMBINE128);
 }
 
-#[test]
-fn default_sketch_of_a_fixed_document() {
-    let sk = Sketcher::new(SketchConfig::default()).unwrap();
-    let doc = Document::html(
+fn html_doc(cjk: &str) -> Document {
+    Document::html(
         "g1",
-        "<html><head><title>Golden</title></head><body><p>The quick brown fox jumps over the \
-         lazy dog. <b>Pack</b> my box with five dozen liquor jugs; caf&eacute; Ζεύς 東京.</p>\
-         <img src=\"/logo.png\"></body></html>",
+        format!(
+            "<html><head><title>Golden</title></head><body><p>The quick brown fox jumps over \
+             the lazy dog. <b>Pack</b> my box with five dozen liquor jugs; caf&eacute; Ζεύς \
+             {cjk}.</p><img src=\"/logo.png\"></body></html>"
+        ),
     )
-    .with_url("http://example.com/a.html");
+    .with_url("http://example.com/a.html")
+}
+
+fn v1_config() -> SketchConfig {
+    SketchConfig::builder()
+        .tokenizer(neardup::sketch::tokenize::TokenizerVersion::V1)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn version_2_sketches_the_terms_its_rules_give() {
+    // Version 2 makes 東京 two terms; everything else of this document is a term of
+    // both versions. So its sketch is version 1's of the document with the two
+    // characters apart, and its settings differ only in the tokenizer.
+    let v2 = Sketcher::new(SketchConfig::default()).unwrap();
+    let v1 = Sketcher::new(v1_config()).unwrap();
+    let got = v2.sketch(&html_doc("東京"));
+    assert_eq!(got.terms, 23);
+    assert_eq!(got, v1.sketch(&html_doc("東 京")));
+    assert_ne!(got, v1.sketch(&html_doc("東京")));
+    let mut c = SketchConfig::default();
+    c.tokenizer = neardup::sketch::tokenize::TokenizerVersion::V1;
+    assert_eq!(c, v1_config());
+}
+
+#[test]
+fn version_1_sketch_of_a_fixed_document() {
+    let sk = Sketcher::new(v1_config()).unwrap();
+    let doc = html_doc("東京");
     let s = sk.sketch(&doc);
     show("supershingles", &s.supershingles);
     show("charikar", &s.charikar);

@@ -1,5 +1,6 @@
 //! Saved sketch files: round trip, damage detection, incremental dedup.
 use neardup::persist::sketches::SavedSketches;
+use neardup::sketch::tokenize::TokenizerVersion;
 use neardup::synth::{generate, SynthConfig};
 use neardup::{Document, Pipeline, SketchConfig};
 
@@ -167,13 +168,29 @@ fn incremental_dedup_equals_one_run_over_both_snapshots() {
     assert!(err.to_string().contains("sketch settings differ"));
 }
 
-/// Settings without the simhash are saved as version 4 and load with it 0; a file whose
-/// version does not match what its settings say about the simhash (a version 3 without
-/// one would be taken for simhashes of 0 by an older build) is refused as damaged.
+/// Rewrites the format version of a saved file, with its checksum made right.
+fn relabel(bytes: &[u8], version: u32) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[8..12].copy_from_slice(&version.to_le_bytes());
+    let body = b.len() - 12;
+    let crc = crc32fast::hash(&b[..body]);
+    b[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Tokenizer-1 settings without the simhash are saved as version 4 and load with it 0;
+/// a file whose version does not match what its settings say about the simhash (a
+/// version 3 without one would be taken for simhashes of 0 by an older build) is
+/// refused as damaged.
 #[test]
 fn sketches_without_simhash_are_version_4_and_a_mismatch_is_refused() {
-    let with = saved(12);
-    let config = SketchConfig::builder().simhash(false).build().unwrap();
+    let mut with = saved(12);
+    with.config.tokenizer = TokenizerVersion::V1;
+    let config = SketchConfig::builder()
+        .simhash(false)
+        .tokenizer(TokenizerVersion::V1)
+        .build()
+        .unwrap();
     let mut sketches = neardup::Sketches::new(&config);
     for i in 0..with.len() {
         sketches.push(&with.sketches.get(i).to_owned());
@@ -200,14 +217,6 @@ fn sketches_without_simhash_are_version_4_and_a_mismatch_is_refused() {
         assert_eq!(l.sketches.get(i).to_owned(), want);
     }
     // The other version written in, the checksum made right: refused by what it says.
-    let relabel = |bytes: &[u8], version: u32| {
-        let mut b = bytes.to_vec();
-        b[8..12].copy_from_slice(&version.to_le_bytes());
-        let body = b.len() - 12;
-        let crc = crc32fast::hash(&b[..body]);
-        b[body..body + 4].copy_from_slice(&crc.to_le_bytes());
-        b
-    };
     let err = SavedSketches::from_bytes(&relabel(&b4, 3))
         .unwrap_err()
         .to_string();
@@ -225,4 +234,37 @@ fn sketches_without_simhash_are_version_4_and_a_mismatch_is_refused() {
     // Unchanged, both load.
     assert!(SavedSketches::from_bytes(&relabel(&b3, 3)).is_ok());
     assert!(SavedSketches::from_bytes(&relabel(&b4, 4)).is_ok());
+}
+
+/// Sketches of tokenizer version 2 are saved as version 5, with or without simhashes
+/// (the settings say which); a version-5 file of tokenizer 1, or an older version whose
+/// settings say tokenizer 2 (an older build would compare its terms with version 1's),
+/// is refused as damaged.
+#[test]
+fn sketches_of_tokenizer_2_are_version_5_and_a_mismatch_is_refused() {
+    let with = saved(12);
+    assert_eq!(with.config.tokenizer, TokenizerVersion::V2);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("5.sketches");
+    with.save(&p).unwrap();
+    let b5 = std::fs::read(&p).unwrap();
+    assert_eq!(&b5[8..12], &5u32.to_le_bytes());
+    assert!(String::from_utf8_lossy(&b5).contains("\"tokenizer\":2"));
+    assert_eq!(SavedSketches::from_bytes(&b5).unwrap().config, with.config);
+    for old in [3, 4] {
+        let err = SavedSketches::from_bytes(&relabel(&b5, old))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tokenizer version 2"), "{err}");
+    }
+    let mut v1 = with.clone();
+    v1.config.tokenizer = TokenizerVersion::V1;
+    v1.save(&p).unwrap();
+    let b3 = std::fs::read(&p).unwrap();
+    assert_eq!(&b3[8..12], &3u32.to_le_bytes());
+    assert!(!String::from_utf8_lossy(&b3).contains("tokenizer"));
+    let err = SavedSketches::from_bytes(&relabel(&b3, 5))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tokenizer version 1"), "{err}");
 }

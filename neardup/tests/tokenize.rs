@@ -1,5 +1,5 @@
 //! Tokenizer rules (seed 003 §1.2.3.1, §4.2.3; docs/algorithms.md, "terms").
-use neardup::sketch::tokenize::{Tokenizer, Tokens};
+use neardup::sketch::tokenize::{Tokenizer, TokenizerVersion, Tokens};
 use neardup::Body;
 
 fn text(s: &str) -> Vec<String> {
@@ -43,10 +43,116 @@ fn urls_in_text_break_at_slashes_and_dots() {
 fn non_latin_scripts() {
     assert_eq!(text("Ζεύς ΑΘΗΝΑ"), ["ζεύς", "αθηνα"]);
     assert_eq!(text("Привет, мир"), ["привет", "мир"]);
-    assert_eq!(text("東京タワー 2x"), ["東京タワー", "2x"]);
+    assert_eq!(text("東京タワー 2x"), ["東", "京", "タワー", "2x"]);
     assert_eq!(text("naïve café ١٢٣"), ["naïve", "café", "١٢٣"]);
     // Non-breaking space and other Unicode punctuation separate terms.
     assert_eq!(text("a\u{a0}b—c"), ["a", "b", "c"]);
+}
+
+/// The terms of a few sentences per script, written out by hand from the rules of the
+/// module docs (version 2).
+mod scripts {
+    use super::text;
+
+    #[test]
+    fn chinese_is_a_term_per_character() {
+        assert_eq!(
+            text("我们的文档，有两个版本。"),
+            ["我", "们", "的", "文", "档", "有", "两", "个", "版", "本"]
+        );
+        // Traditional characters, and an extension-B character outside the BMP.
+        assert_eq!(text("臺灣𠮷野"), ["臺", "灣", "𠮷", "野"]);
+    }
+
+    #[test]
+    fn japanese_kana_and_kanji() {
+        // Kanji and Hiragana one term per character, a Katakana word (with its
+        // prolonged sound mark) one term.
+        assert_eq!(
+            text("東京タワーへ行きました。"),
+            ["東", "京", "タワー", "へ", "行", "き", "ま", "し", "た"]
+        );
+        // English inside a Japanese sentence, and half-width Katakana made full-width
+        // by NFKC.
+        assert_eq!(
+            text("Rustの所有権はownershipと呼ばれる"),
+            ["rust", "の", "所", "有", "権", "は", "ownership", "と", "呼", "ば", "れ", "る"]
+        );
+        assert_eq!(text("ｶﾀｶﾅ"), ["カタカナ"]);
+    }
+
+    #[test]
+    fn thai_is_a_term_per_character_with_its_marks() {
+        // ภ า ษ า ไ ท ย are letters (Lo); the tone mark ่ (U+0E48, Mn) stays with ง.
+        assert_eq!(
+            text("ภาษาไทย ง่าย"),
+            ["ภ", "า", "ษ", "า", "ไ", "ท", "ย", "ง\u{e48}", "า", "ย"]
+        );
+    }
+
+    #[test]
+    fn hindi_keeps_vowel_signs_and_viramas_in_the_word() {
+        // हिन्दी: ह ि न ् द ी, the virama (U+094D, Mn) inside the word.
+        assert_eq!(
+            text("हिन्दी भाषा।"),
+            [
+                "\u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}",
+                "\u{92d}\u{93e}\u{937}\u{93e}"
+            ]
+        );
+    }
+
+    #[test]
+    fn arabic_keeps_its_vowel_marks_in_the_word() {
+        // Fatha, shadda, damma and sukun (Mn) inside their words, in NFKC's canonical
+        // order (fatha, class 30, before shadda, class 33, though typed after it);
+        // Arabic-Indic digits are a number.
+        assert_eq!(
+            text("السَّلَامُ عَلَيْكُمْ ١٢"),
+            [
+                "ال\u{633}\u{64e}\u{651}\u{644}\u{64e}\u{627}\u{645}\u{64f}",
+                "\u{639}\u{64e}\u{644}\u{64e}\u{64a}\u{652}\u{643}\u{64f}\u{645}\u{652}",
+                "١٢"
+            ]
+        );
+    }
+
+    #[test]
+    fn korean_words_are_space_separated() {
+        assert_eq!(text("한국어 문서입니다."), ["한국어", "문서입니다"]);
+    }
+
+    #[test]
+    fn nfkc_and_full_lower_case() {
+        // Full-width Latin and digits, a ligature, a decomposed accent, a superscript.
+        assert_eq!(text("ＡＢＣ１２３"), ["abc123"]);
+        assert_eq!(text("ﬁle"), ["file"]);
+        assert_eq!(text("Cafe\u{301}"), ["caf\u{e9}"]);
+        assert_eq!(text("x²"), ["x2"]);
+        // Full lower-casing: İ becomes i with a combining dot.
+        assert_eq!(text("İstanbul"), ["i\u{307}stanbul"]);
+        // A full-width less-than sign in HTML is text, never a tag.
+        assert_eq!(super::html("a＜b＞c"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn marks_after_a_separator_belong_to_no_term() {
+        assert_eq!(text("a \u{301}b"), ["a", "b"]);
+    }
+
+    #[test]
+    fn version_1_keeps_its_rules() {
+        use neardup::sketch::tokenize::{Tokenizer, TokenizerVersion};
+        let t = Tokenizer::with_version(TokenizerVersion::V1, true, &[], &[], 1);
+        let v1 = |s: &str| t.terms(&neardup::Body::Text(s.into()), None);
+        assert_eq!(v1("東京タワーへ行きました。"), ["東京タワーへ行きました"]);
+        assert_eq!(v1("ＡＢＣ"), ["ａｂｃ"]);
+        // The virama is not alphanumeric: it splits the word.
+        assert_eq!(
+            v1("हिन्दी"),
+            ["\u{939}\u{93f}\u{928}", "\u{926}\u{940}"]
+        );
+    }
 }
 
 #[test]
@@ -178,12 +284,55 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
 
-    /// The definition: maximal alphanumeric runs, each char lower-cased.
+    /// Version 1's definition: maximal alphanumeric runs, each char lower-cased.
     fn reference(s: &str) -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(|w| w.chars().flat_map(char::to_lowercase).collect())
             .collect()
+    }
+
+    /// Version 2's definition, from other crates than the tokenizer's: NFKC
+    /// (`unicode-normalization`), each char lower-cased, the punctuation that UAX #29
+    /// lets into a word made a space, then the words of UAX #29's boundaries
+    /// (`unicode-segmentation`'s `unicode_words`).
+    fn uax29_reference(s: &str) -> Vec<String> {
+        use unicode_normalization::UnicodeNormalization;
+        use unicode_segmentation::UnicodeSegmentation;
+        let folded: String = s
+            .nfkc()
+            .flat_map(char::to_lowercase)
+            .map(|c| match c {
+                '\'' | '.' | ':' | ',' | ';' | '_' | '"' | '\u{2019}' | '\u{b7}' => ' ',
+                c => c,
+            })
+            .collect();
+        // A mark after a separator is glued to it (WB4); the separator is no part of a
+        // term.
+        folded
+            .unicode_words()
+            .map(|w| w.trim_start_matches(|c: char| !c.is_alphanumeric()).to_owned())
+            .collect()
+    }
+
+    /// Text of many scripts: letters with marks, Han, kana, Thai, Hangul, digits,
+    /// full-width forms and punctuation, ASCII and not.
+    fn script_strategy() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            3 => "[a-zA-Z0-9]{1,12}",
+            2 => "[ .,;:/'_\n-]{1,3}",
+            2 => "[东京文档版本我们的有两个臺灣]{1,6}",
+            1 => "[ぁ-ゖ]{1,4}",
+            1 => "[ァ-ヺー]{1,5}",
+            1 => "[ก-ฺเ-๎]{1,8}",
+            1 => "[ऀ-ॣ]{1,6}",
+            1 => "[ء-ٟ]{1,6}",
+            1 => "[가-힣]{1,4}",
+            1 => "[ΑΣσςά-ώЁа-я]{1,5}",
+            1 => "[ＡＺａｚ０９ｶﾞ、。「」’·é\u{301}\u{a0}]{1,3}",
+            1 => "[a-z]{60,130}",
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
     }
 
     fn text_strategy() -> impl Strategy<Value = String> {
@@ -201,13 +350,14 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
-        fn text_terms_match_the_definition(s in text_strategy()) {
-            prop_assert_eq!(text(&s), reference(&s));
+        fn version_1_terms_match_the_definition(s in text_strategy()) {
+            let t = Tokenizer::with_version(TokenizerVersion::V1, true, &[], &[], 1);
+            prop_assert_eq!(t.terms(&Body::Text(s.clone()), None), reference(&s));
         }
 
         #[test]
-        fn unfolded_terms_match_the_definition(s in text_strategy()) {
-            let t = Tokenizer::new(false, &[], &[], 1);
+        fn version_1_unfolded_terms_match_the_definition(s in text_strategy()) {
+            let t = Tokenizer::with_version(TokenizerVersion::V1, false, &[], &[], 1);
             let want: Vec<String> = s
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
@@ -231,6 +381,11 @@ mod properties {
                     .collect();
                 prop_assert_eq!(out.fps, want);
             }
+        }
+
+        #[test]
+        fn terms_are_the_words_of_unicode_word_boundaries(s in script_strategy()) {
+            prop_assert_eq!(text(&s), uax29_reference(&s));
         }
 
         #[test]

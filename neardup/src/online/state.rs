@@ -3,9 +3,11 @@
 //!
 //! ```text
 //! DIR/snapshot.G   the stored documents (id, site, sketch) in insertion order: a sketch
-//!                  file (crate::persist::sketches: version 4 when its settings leave
-//!                  the simhash out, as a deduper's do unless its rule reads it; 3
-//!                  when they do not), written atomically
+//!                  file (crate::persist::sketches: version 5 for tokenizer version 2,
+//!                  its settings saying whether the simhash is left out, as a
+//!                  deduper's are unless its rule reads it; a state made before
+//!                  tokenizer versions has version 4 or 3 and is opened only by a
+//!                  deduper of tokenizer version 1), written atomically
 //! DIR/log.G        the changes since: "NDDEDLOG", version u32 (3), then entries
 //!                  mark [F5 9E 3C A7], len u32, crc32 u32 of len and payload, payload:
 //!                  1 u8 + a sketch-file record (insert; an id already stored is replaced)
@@ -362,6 +364,10 @@ pub(crate) fn open(
         simhash: true,
         ..config.clone()
     };
+    config.check_tokenizer(
+        &snap.config,
+        &format!("the documents of the state in {}", dir.display()),
+    )?;
     if snap.config.fingerprint() != config.fingerprint()
         && snap.config.fingerprint() != with_simhash.fingerprint()
     {

@@ -1,7 +1,7 @@
 //! Saved sketches: write the sketches of a snapshot once, dedup later snapshots against
 //! them without re-reading the old records.
 //!
-//! # File format (versions 3 and 4)
+//! # File format (versions 3, 4 and 5)
 //!
 //! The [`crate::persist::container`] format of every saved file, kind `"NDSKETCH"` /
 //! `"NDSKEND1"`; its header is the [`SketchConfig`] as JSON (sketches are comparable only
@@ -13,6 +13,14 @@
 //! supershingles m' × u64, charikar b/64 × u64, simhash u64, exact u128, terms u32,
 //! pugh R·L × u64 (only when the settings have Pugh checksums)
 //! ```
+//!
+//! Version 5 is written for sketches of tokenizer version 2 (the header's
+//! `"tokenizer": 2`, [`SketchConfig::tokenizer`]), with or without simhashes (the
+//! header says which): a build before it would read the header without the field and
+//! compare the terms of two tokenizers. Sketches of tokenizer version 1 are written as
+//! before (versions 3 and 4, no `tokenizer` in the header), and files of versions 2 to 4
+//! read as tokenizer version 1; comparing them with sketches of another tokenizer is
+//! refused with both versions named (`Pipeline::dedup_against`, the online state).
 //!
 //! Version 4 is written for settings without the simhash (`"simhash": false` in the
 //! header, [`SketchConfig::simhash`]): the records keep their layout and their simhash
@@ -39,6 +47,7 @@
 
 use crate::error::{Error, Result};
 use crate::persist::container::{self, Cursor, Kind, Parts};
+use crate::sketch::tokenize::TokenizerVersion;
 use crate::sketch::{Sketch, SketchConfig, SketchRef, Sketches};
 use std::path::Path;
 
@@ -46,10 +55,11 @@ use std::path::Path;
 pub const MAGIC: &[u8; 8] = b"NDSKETCH";
 /// Magic bytes at the end of a sketch file.
 pub const END_MAGIC: &[u8; 8] = b"NDSKEND1";
-/// The newest format version: written for settings without the simhash (sketches with
-/// one are written as [`VERSION_WITH_SIMHASH`]).
-pub const VERSION: u32 = 4;
-/// The version written for sketches with simhashes (the settings' default).
+/// The newest format version: written for sketches of tokenizer version 2 and later.
+pub const VERSION: u32 = 5;
+/// The version written for tokenizer-1 sketches without the simhash.
+pub const VERSION_V1_WITHOUT_SIMHASH: u32 = 4;
+/// The version written for tokenizer-1 sketches with simhashes.
 pub const VERSION_WITH_SIMHASH: u32 = 3;
 
 const KIND: Kind = Kind {
@@ -57,7 +67,7 @@ const KIND: Kind = Kind {
     magic: MAGIC,
     end: END_MAGIC,
     version: VERSION,
-    readable: &[2, 3],
+    readable: &[2, 3, 4],
     refused: &[
         "",
         "version 1 files may hold sketches made before min-hash values became 32-bit, which \
@@ -125,7 +135,13 @@ impl SavedSketches {
         config
             .validate()
             .map_err(|e| r.error(format!("bad settings: {e}")))?;
-        if config.simhash != (version < 4) {
+        if (version < 5) != (config.tokenizer == TokenizerVersion::V1) {
+            return Err(r.error(format!(
+                "a version-{version} file whose settings say tokenizer version {}",
+                config.tokenizer
+            )));
+        }
+        if version < 5 && config.simhash != (version < 4) {
             return Err(r.error(format!(
                 "a version-{version} file whose settings say the sketches have {} simhash",
                 if config.simhash { "a" } else { "no" }
@@ -175,11 +191,7 @@ pub(crate) fn save_records<'a>(
 ) -> Result<()> {
     let header = serde_json::to_vec(config).map_err(|e| Error::Config(e.to_string()))?;
     let kind = Kind {
-        version: if config.simhash {
-            VERSION_WITH_SIMHASH
-        } else {
-            VERSION
-        },
+        version: file_version(config),
         ..KIND
     };
     container::write(path, &kind, &header, count, |put| {
@@ -198,6 +210,15 @@ pub(crate) fn save_records<'a>(
         }
         Ok(())
     })
+}
+
+/// The format version a file of sketches made with `config` is written in.
+pub(crate) fn file_version(config: &SketchConfig) -> u32 {
+    match (config.tokenizer, config.simhash) {
+        (TokenizerVersion::V1, true) => VERSION_WITH_SIMHASH,
+        (TokenizerVersion::V1, false) => VERSION_V1_WITHOUT_SIMHASH,
+        _ => VERSION,
+    }
 }
 
 /// Appends one record (id, site, sketch) in the version-3 layout to `buf`.

@@ -687,6 +687,7 @@ impl Pipeline {
         I::IntoIter: Send,
         F: Fn(T) -> std::result::Result<Document, Rejection> + Sync + Send,
     {
+        (self.sketcher.config()).check_tokenizer(&previous.config, "saved sketches")?;
         if previous.config.fingerprint() != self.sketcher.config().fingerprint() {
             return Err(Error::Incompatible(format!(
                 "saved sketches were made with {}, this run uses {}",

@@ -18,7 +18,7 @@ use crate::sketch::broder::{supershingles, MinHasher};
 use crate::sketch::charikar::{ProjectScratch, Projector};
 use crate::sketch::hash::{combine128, term_fingerprint};
 use crate::sketch::shingle::shingles;
-use crate::sketch::tokenize::{Tokenizer, Tokens};
+use crate::sketch::tokenize::{Tokenizer, TokenizerVersion, Tokens};
 use serde::{Deserialize, Serialize};
 
 /// Seed of the exact-duplicate fingerprint ([`combine128`] of the term sequence).
@@ -74,6 +74,22 @@ pub struct SketchConfig {
     /// are those of the builds before this setting.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub simhash: bool,
+    /// The version of the term rules ([`crate::sketch::tokenize`]); by default the
+    /// current one. Written into saved settings only when it is not 1, so settings
+    /// saved before the tokenizer had versions read as version 1, and version-1
+    /// settings (and their [`fingerprint`](Self::fingerprint)s) are those of the
+    /// builds before it.
+    #[serde(default = "tokenizer_v1", skip_serializing_if = "is_v1")]
+    pub tokenizer: TokenizerVersion,
+}
+
+fn tokenizer_v1() -> TokenizerVersion {
+    TokenizerVersion::V1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_v1(v: &TokenizerVersion) -> bool {
+    *v == TokenizerVersion::V1
 }
 
 fn yes() -> bool {
@@ -101,6 +117,7 @@ impl Default for SketchConfig {
             seed: 0,
             pugh: None,
             simhash: true,
+            tokenizer: TokenizerVersion::V2,
         }
     }
 }
@@ -141,6 +158,20 @@ impl SketchConfig {
     /// Min-hash values per supershingle (`m / m'`, 14 by default).
     pub fn supershingle_width(&self) -> usize {
         self.minhashes / self.supershingles
+    }
+
+    /// Refuses to compare sketches made with `saved` (which `what` names: "saved
+    /// sketches", "the state in DIR") with sketches of these settings when their
+    /// tokenizers differ, naming both versions: their terms are not comparable.
+    pub fn check_tokenizer(&self, saved: &SketchConfig, what: &str) -> Result<()> {
+        if saved.tokenizer == self.tokenizer {
+            return Ok(());
+        }
+        Err(Error::Incompatible(format!(
+            "{what} were made by tokenizer version {}, these settings use tokenizer version \
+             {}: make them again, or set tokenizer = {} to keep comparing with them",
+            saved.tokenizer, self.tokenizer, saved.tokenizer
+        )))
     }
 
     /// A stable 64-bit identity of every setting that changes a sketch.
@@ -244,6 +275,14 @@ impl SketchConfigBuilder {
     /// Seed mixed into every random parameter. By default 0.
     pub fn seed(&mut self, seed: u64) -> &mut Self {
         self.config.seed = seed;
+        self
+    }
+
+    /// The version of the term rules ([`crate::sketch::tokenize`]). By default the
+    /// current one, [`TokenizerVersion::V2`]; [`TokenizerVersion::V1`] makes sketches
+    /// comparable with those of files saved before it.
+    pub fn tokenizer(&mut self, v: TokenizerVersion) -> &mut Self {
+        self.config.tokenizer = v;
         self
     }
 
@@ -578,7 +617,8 @@ impl Sketcher {
         // A vector path asked for by `NEARDUP_SIMD` that this CPU lacks is an error.
         simd::requested()?;
         Ok(Sketcher {
-            tokenizer: Tokenizer::new(
+            tokenizer: Tokenizer::with_version(
+                config.tokenizer,
                 config.case_fold,
                 &config.stop_words,
                 &config.term_weights,

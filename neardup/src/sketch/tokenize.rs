@@ -1,14 +1,44 @@
 //! Documents to terms (seed 003 §1.2.3.1 and §4.2.3; docs/algorithms.md, "terms").
 //!
-//! Rules, for plain text and HTML alike:
+//! The rules have a version ([`TokenizerVersion`]), recorded in every saved sketch,
+//! index and online state, so that terms of two versions are never compared.
 //!
-//! * A **term** is a maximal run of Unicode alphanumeric characters
-//!   ([`char::is_alphanumeric`]); everything else separates terms. A URL written in the
-//!   text therefore breaks into terms at its slashes and dots.
-//! * **Case folding** (on by default) maps every character to its lower case
-//!   ([`char::to_lowercase`]).
+//! # Version 2 (the default)
 //!
-//! In HTML in addition:
+//! For plain text and HTML alike:
+//!
+//! * Text is put in Unicode **NFKC** form (full-width Latin and digits become ASCII,
+//!   ligatures and compatibility forms their plain letters, a letter and its combining
+//!   accent one character), then **lower-cased** with Unicode's full mapping
+//!   ([`char::to_lowercase`]) when case folding is on (the default). In HTML this
+//!   applies to the text between tags, after character references are decoded, never
+//!   to the markup (NFKC would turn a full-width `＜` into a `<`).
+//! * **Terms are the words of Unicode's word boundaries** (UAX #29, the `Word_Break`
+//!   property of ICU4X's data) **within runs of letters, digits and marks**: letters
+//!   of alphabets and syllabaries (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari
+//!   and the other Indic scripts, Hangul, …) and digits join into one term; combining
+//!   marks, format characters and joiners stay inside the term they follow (a
+//!   Devanagari vowel sign, an Arabic vowel mark); a run of Katakana is one term.
+//! * Scripts written without spaces get **one term per character**: each Han
+//!   character, each Hiragana character, and each character of Thai, Lao, Khmer and
+//!   Myanmar with the marks that follow it (UAX #29 puts a boundary around each of
+//!   them: `Word_Break=Other`). A changed character changes one term, as a changed word
+//!   does in English; see "Script-aware terms" below for why not dictionary words.
+//! * **Every other character separates terms**, including the punctuation that UAX #29
+//!   allows inside a word (apostrophes, full stops, colons, commas between digits,
+//!   the underscore): `don't` is two terms and `3.14` two, as in version 1, so English
+//!   terms are those of version 1 and the presets' figures on English text stay.
+//!   A URL written in the text breaks into terms at its slashes and dots.
+//!
+//! # Version 1
+//!
+//! Saved files made before version 2 say version 1, and are read with it: a term is
+//! a maximal run of characters for which [`char::is_alphanumeric`] holds (so
+//! combining marks split terms, and a Chinese or Japanese clause between two
+//! punctuation marks is one term), lower-cased by [`char::to_lowercase`], without
+//! normalization.
+//!
+//! # HTML (both versions)
 //!
 //! * Markup is replaced by white space, except **inline formatting tags** (`b`, `i`,
 //!   `em`, `span`, `a`, … see [`INLINE_TAGS`]), which are ignored: `<b>foo</b>bar` is one
@@ -26,15 +56,32 @@
 //! Optional (off by default): a stop-word list, and integer weights per term and for
 //! terms inside `<title>`; weights only change the Charikar projections.
 //!
-//! # Quirks
+//! # Script-aware terms
 //!
-//! * Combining marks are not alphanumeric, so they split terms in scripts that use them
-//!   (e.g. Devanagari vowel signs); scripts written without spaces (Chinese, Japanese,
-//!   Thai) give one term per run of characters between punctuation.
+//! One shingle size serves every script: a shingle of 8 terms is 8 English words or 8
+//! Han characters (about 4 Chinese words). Measured with `bench/multilingual.py` on
+//! Debian's translated manual pages (the accuracy page's table), planted
+//! near-duplicates are found in Chinese and Japanese as often as in English and no two
+//! distinct pages of any language are paired, so shingles are not sized per script.
+//! Dictionary words (ICU4X's segmenter) would make a Chinese term about two
+//! characters, as in the edit model, but cost a dictionary, a second pass and a
+//! segmentation that a one-character edit can move; one term per character needs
+//! neither.
+//!
+//! # Speed
+//!
+//! ASCII text takes the vector path of version 1 unchanged (64 bytes classified and
+//! folded at a time); NFKC costs it one `is_ascii` pass per piece of text. Other
+//! characters take one lookup in a table of the Basic Multilingual Plane built once
+//! from ICU4X's data (class and whether lower-casing changes it); the crates' own
+//! iterators (`unicode-segmentation`'s words) cost several times more per character,
+//! figures in `benches/sketch.rs` (`tokenize/…/zh`).
 
 use crate::document::{url_host, Body};
 use crate::sketch::hash::term_fingerprint;
 use ahash::{AHashMap, AHashSet};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Tags that are ignored rather than replaced by white space (inline formatting).
 pub const INLINE_TAGS: &[&str] = &[
@@ -60,9 +107,55 @@ impl Tokens {
     }
 }
 
+/// The version of the term rules (module docs): sketches are comparable only when
+/// made by the same version. Saved as its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
+pub enum TokenizerVersion {
+    /// Maximal alphanumeric runs, no normalization (files made before version 2).
+    V1,
+    /// Unicode word boundaries, NFKC, one term per character in scripts without spaces.
+    #[default]
+    V2,
+}
+
+impl TokenizerVersion {
+    /// The version's number, as saved files and settings write it.
+    pub fn number(self) -> u32 {
+        match self {
+            TokenizerVersion::V1 => 1,
+            TokenizerVersion::V2 => 2,
+        }
+    }
+}
+
+impl From<TokenizerVersion> for u32 {
+    fn from(v: TokenizerVersion) -> u32 {
+        v.number()
+    }
+}
+
+impl TryFrom<u32> for TokenizerVersion {
+    type Error = String;
+    fn try_from(n: u32) -> std::result::Result<Self, String> {
+        match n {
+            1 => Ok(TokenizerVersion::V1),
+            2 => Ok(TokenizerVersion::V2),
+            _ => Err(format!("tokenizer version {n} is not 1 or 2")),
+        }
+    }
+}
+
+impl std::fmt::Display for TokenizerVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
 /// Splits documents into terms. Cheap to clone and share between threads.
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
+    version: TokenizerVersion,
     case_fold: bool,
     stop_words: AHashSet<u64>,
     weights: AHashMap<u64, u32>,
@@ -127,17 +220,30 @@ struct TermAcc {
     /// Always valid UTF-8: only ASCII bytes and encoded chars are pushed.
     buf: Vec<u8>,
     fold: bool,
+    /// The class of the term in `buf` ([`WORD`], [`KATA`] or [`SOLO`]); meaningful
+    /// only while `buf` is not empty.
+    kind: u8,
 }
 
 impl TermAcc {
-    /// ASCII bytes already folded (when folding is on).
+    /// ASCII letters and digits, already folded (when folding is on): they continue a
+    /// [`WORD`] term and end any other.
     #[inline]
-    fn push_folded(&mut self, bytes: &[u8]) {
+    fn push_folded<S: Sink>(&mut self, bytes: &[u8], sink: &mut S, title: bool) {
+        if self.kind != WORD {
+            self.flush(sink, title);
+            self.kind = WORD;
+        }
         self.buf.extend_from_slice(bytes);
     }
 
+    /// ASCII letters and digits, folded here.
     #[inline]
-    fn push_ascii(&mut self, bytes: &[u8]) {
+    fn push_ascii<S: Sink>(&mut self, bytes: &[u8], sink: &mut S, title: bool) {
+        if self.kind != WORD {
+            self.flush(sink, title);
+            self.kind = WORD;
+        }
         if self.fold {
             self.buf.extend(bytes.iter().map(u8::to_ascii_lowercase));
         } else {
@@ -145,10 +251,38 @@ impl TermAcc {
         }
     }
 
+    /// A non-ASCII character of class `class` ([`Class`]).
     #[inline]
-    fn push_char(&mut self, c: char) {
+    fn push_class<S: Sink>(&mut self, c: char, class: u8, sink: &mut S, title: bool) {
+        match class & CLASS_MASK {
+            k @ (WORD | KATA) => {
+                if self.kind != k {
+                    self.flush(sink, title);
+                    self.kind = k;
+                }
+            }
+            SOLO => {
+                self.flush(sink, title);
+                self.kind = SOLO;
+            }
+            EXTEND => {
+                // A mark that follows no letter belongs to the separator before it (UAX
+                // #29, WB4), unless it is alphanumeric itself (a Thai nikhahit): then it
+                // starts a term of its own, as it would at the start of the text.
+                if self.buf.is_empty() {
+                    if !c.is_alphanumeric() {
+                        return;
+                    }
+                    self.kind = SOLO;
+                }
+            }
+            _ => {
+                self.flush(sink, title);
+                return;
+            }
+        }
         let mut tmp = [0u8; 4];
-        if self.fold && !bmp_flag(&BMP.lower_stable, c) {
+        if self.fold && class & LOWER_STABLE == 0 {
             for l in c.to_lowercase() {
                 self.buf
                     .extend_from_slice(l.encode_utf8(&mut tmp).as_bytes());
@@ -168,50 +302,83 @@ impl TermAcc {
     }
 }
 
-/// Two properties of every character of the Basic Multilingual Plane, one bit each,
-/// computed once from the standard library's tables: [`char::is_alphanumeric`], and
-/// whether [`char::to_lowercase`] leaves the character as it is. One load instead of
-/// the library's table searches, which cost more than the rest of a non-ASCII character.
-struct BmpFlags {
-    alnum: Box<[u64]>,
-    lower_stable: Box<[u64]>,
+/// Character classes of the term rules, the low bits of a [`Class`] byte: separators,
+/// letters and digits that join into words, Katakana (joins only Katakana), marks and
+/// joiners (continue the term before them), and characters that are terms alone.
+const SEP: u8 = 0;
+const WORD: u8 = 1;
+const KATA: u8 = 2;
+const EXTEND: u8 = 3;
+const SOLO: u8 = 4;
+const CLASS_MASK: u8 = 7;
+/// Set when [`char::to_lowercase`] leaves the character as it is.
+const LOWER_STABLE: u8 = 8;
+
+/// A character's class ([`SEP`] … [`SOLO`]) and its [`LOWER_STABLE`] bit.
+type Class = u8;
+
+/// The class of `c` under version 1: alphanumeric or not.
+fn class_v1(c: char) -> Class {
+    let lower = lower_stable(c);
+    (if c.is_alphanumeric() { WORD } else { SEP }) | lower
 }
 
-static BMP: std::sync::LazyLock<BmpFlags> = std::sync::LazyLock::new(|| {
-    let mut alnum = vec![0u64; 1024].into_boxed_slice();
-    let mut lower_stable = vec![0u64; 1024].into_boxed_slice();
-    for c in (0..0x10000u32).filter_map(char::from_u32) {
-        let (w, bit) = ((c as u32 / 64) as usize, 1u64 << (c as u32 % 64));
-        if c.is_alphanumeric() {
-            alnum[w] |= bit;
-        }
-        let mut l = c.to_lowercase();
-        if l.next() == Some(c) && l.next().is_none() {
-            lower_stable[w] |= bit;
-        }
-    }
-    BmpFlags {
-        alnum,
-        lower_stable,
-    }
-});
-
-/// Bit `c` of a BMP bit set; false outside the BMP.
-#[inline]
-fn bmp_flag(set: &[u64], c: char) -> bool {
-    let u = c as u32;
-    set.get((u / 64) as usize)
-        .is_some_and(|w| w >> (u % 64) & 1 == 1)
+/// The class of `c` under version 2, from its `Word_Break` property (UAX #29).
+fn class_v2(c: char) -> Class {
+    use icu_properties::props::WordBreak as Wb;
+    let wb = icu_properties::CodePointMapData::<Wb>::new().get(c);
+    let class = match wb {
+        Wb::ALetter | Wb::HebrewLetter | Wb::Numeric => WORD,
+        Wb::Katakana => KATA,
+        Wb::Extend | Wb::Format | Wb::ZWJ => EXTEND,
+        Wb::Other if c.is_alphanumeric() => SOLO,
+        _ => SEP,
+    };
+    class | lower_stable(c)
 }
 
-/// [`char::is_alphanumeric`], by table in the BMP.
-#[inline]
-fn is_alphanumeric(c: char) -> bool {
-    if (c as u32) < 0x10000 {
-        bmp_flag(&BMP.alnum, c)
+fn lower_stable(c: char) -> Class {
+    let mut l = c.to_lowercase();
+    if l.next() == Some(c) && l.next().is_none() {
+        LOWER_STABLE
     } else {
-        c.is_alphanumeric()
+        0
     }
+}
+
+/// [`class_v1`] and [`class_v2`] of every character of the Basic Multilingual Plane,
+/// computed once: one load instead of the property lookups, which cost more than the
+/// rest of a non-ASCII character.
+static BMP_V1: std::sync::LazyLock<Box<[Class]>> =
+    std::sync::LazyLock::new(|| bmp_table(class_v1));
+static BMP_V2: std::sync::LazyLock<Box<[Class]>> =
+    std::sync::LazyLock::new(|| bmp_table(class_v2));
+
+fn bmp_table(f: fn(char) -> Class) -> Box<[Class]> {
+    (0..0x10000u32)
+        .map(|u| char::from_u32(u).map_or(SEP | LOWER_STABLE, f))
+        .collect()
+}
+
+/// The class of `c` under `version`: by table in the BMP.
+#[inline]
+fn class_of(version: TokenizerVersion, c: char) -> Class {
+    let (table, f): (&[Class], fn(char) -> Class) = match version {
+        TokenizerVersion::V1 => (&BMP_V1, class_v1),
+        TokenizerVersion::V2 => (&BMP_V2, class_v2),
+    };
+    match table.get(c as usize) {
+        Some(&k) => k,
+        None => f(c),
+    }
+}
+
+/// The NFKC form of `s` (borrowed when it is in NFKC already, as ASCII always is).
+fn nfkc(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() {
+        return Cow::Borrowed(s);
+    }
+    icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(s)
 }
 
 enum Tag<'a> {
@@ -475,8 +642,9 @@ fn is_inline(name: &str) -> bool {
 }
 
 impl Tokenizer {
-    /// A tokenizer with case folding on or off, the given stop words (folded like
-    /// terms), per-term weights and a weight multiplier for terms inside `<title>`.
+    /// A tokenizer of the current version ([`TokenizerVersion::V2`]) with case folding
+    /// on or off, the given stop words (normalized and folded like terms), per-term
+    /// weights and a weight multiplier for terms inside `<title>`.
     ///
     /// Weights of 0 are treated as 1.
     pub fn new(
@@ -485,14 +653,36 @@ impl Tokenizer {
         weights: &[(String, u32)],
         title_weight: u32,
     ) -> Self {
+        Self::with_version(
+            TokenizerVersion::V2,
+            case_fold,
+            stop_words,
+            weights,
+            title_weight,
+        )
+    }
+
+    /// [`Tokenizer::new`] with the rules of `version`.
+    pub fn with_version(
+        version: TokenizerVersion,
+        case_fold: bool,
+        stop_words: &[String],
+        weights: &[(String, u32)],
+        title_weight: u32,
+    ) -> Self {
         let fold = |s: &str| {
+            let s = match version {
+                TokenizerVersion::V1 => Cow::Borrowed(s),
+                TokenizerVersion::V2 => nfkc(s),
+            };
             if case_fold {
                 s.to_lowercase()
             } else {
-                s.to_owned()
+                s.into_owned()
             }
         };
         Tokenizer {
+            version,
             case_fold,
             stop_words: stop_words
                 .iter()
@@ -504,6 +694,11 @@ impl Tokenizer {
                 .collect(),
             title_weight: title_weight.max(1),
         }
+    }
+
+    /// The version of the rules.
+    pub fn version(&self) -> TokenizerVersion {
+        self.version
     }
 
     /// True when some term can get a weight other than 1.
@@ -543,6 +738,7 @@ impl Tokenizer {
         let mut acc = TermAcc {
             buf,
             fold: self.case_fold,
+            kind: WORD,
         };
         match body {
             Body::Text(t) => self.scan_segment(t, &mut acc, sink, false),
@@ -560,6 +756,14 @@ impl Tokenizer {
     /// block (or into a non-ASCII character, which the scalar scanner takes) go through
     /// `acc`.
     fn scan_segment<S: Sink>(&self, s: &str, acc: &mut TermAcc, sink: &mut S, title: bool) {
+        let normal;
+        let s = match self.version {
+            TokenizerVersion::V1 => s,
+            TokenizerVersion::V2 => {
+                normal = nfkc(s);
+                &normal
+            }
+        };
         let b = s.as_bytes();
         let n = b.len();
         let mut folded = [0u8; 64];
@@ -618,16 +822,17 @@ impl Tokenizer {
                 if end == limit {
                     // May continue in the next block, the next piece of text or the
                     // next (non-ASCII) character.
-                    acc.push_folded(term);
+                    acc.push_folded(term, sink, title);
                 } else if start == 0 && !acc.buf.is_empty() {
-                    acc.push_folded(term);
+                    acc.push_folded(term, sink, title);
                     acc.flush(sink, title);
                 } else {
                     sink.term(term, title);
                 }
             }
             if limit < r {
-                // The non-ASCII char: the scalar scanner, up to the next char boundary.
+                // The non-ASCII char: the scalar scanner, up to the next ASCII byte after
+                // it (a run of non-ASCII text, such as Chinese, stays scalar).
                 i = self.scan_scalar(s, i + limit, i + limit + 1, acc, sink, title);
                 continue;
             }
@@ -635,8 +840,8 @@ impl Tokenizer {
         }
     }
 
-    /// The byte-at-a-time scanner, from `i` until at least `until` (and a char
-    /// boundary) or the end; returns where it stopped.
+    /// The byte-at-a-time scanner, from `i` until at least `until`, then on to the next
+    /// ASCII byte (a char boundary), or the end; returns where it stopped.
     fn scan_scalar<S: Sink>(
         &self,
         s: &str,
@@ -648,14 +853,14 @@ impl Tokenizer {
     ) -> usize {
         let b = s.as_bytes();
         let n = b.len();
-        while i < n && i < until {
+        while i < n && (i < until || b[i] >= 0x80) {
             let c = CLASS[b[i] as usize];
             if c & ALNUM != 0 {
                 let mut j = i + 1;
                 while j < n && CLASS[b[j] as usize] & ALNUM != 0 {
                     j += 1;
                 }
-                acc.push_ascii(&b[i..j]);
+                acc.push_ascii(&b[i..j], sink, title);
                 i = j;
             } else if c & NON_ASCII == 0 {
                 acc.flush(sink, title);
@@ -663,11 +868,7 @@ impl Tokenizer {
             } else {
                 match s[i..].chars().next() {
                     Some(ch) => {
-                        if is_alphanumeric(ch) {
-                            acc.push_char(ch);
-                        } else {
-                            acc.flush(sink, title);
-                        }
+                        acc.push_class(ch, class_of(self.version, ch), sink, title);
                         i += ch.len_utf8();
                     }
                     None => return n,
@@ -754,20 +955,16 @@ impl Tokenizer {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn bmp_tables_match_the_standard_library() {
+    fn bmp_tables_match_the_properties() {
+        use super::{class_of, TokenizerVersion as V, CLASS_MASK, LOWER_STABLE, SEP, WORD};
         for c in (0..0x11000u32).filter_map(char::from_u32) {
-            assert_eq!(super::is_alphanumeric(c), c.is_alphanumeric(), "{c:?}");
+            let v1 = class_of(V::V1, c);
+            let want = if c.is_alphanumeric() { WORD } else { SEP };
+            assert_eq!(v1 & CLASS_MASK, want, "{c:?}");
             let mut l = c.to_lowercase();
             let stable = l.next() == Some(c) && l.next().is_none();
-            if (c as u32) < 0x10000 {
-                assert_eq!(
-                    super::bmp_flag(&super::BMP.lower_stable, c),
-                    stable,
-                    "{c:?}"
-                );
-            } else {
-                assert!(!super::bmp_flag(&super::BMP.lower_stable, c));
-            }
+            assert_eq!(v1 & LOWER_STABLE != 0, stable, "{c:?}");
+            assert_eq!(class_of(V::V2, c), super::class_v2(c), "{c:?}");
         }
     }
 
