@@ -273,6 +273,91 @@ fn full_sketch(c: &mut Criterion) {
     g.finish();
 }
 
+/// Generated text of a script without spaces: characters drawn from `alphabet` (a
+/// Zipf-like choice, common characters first), a punctuation mark every 10 to 40.
+fn script_docs(alphabet: &str, punct: char, seed: u64) -> Vec<Document> {
+    use rand::{RngExt, SeedableRng};
+    let chars: Vec<char> = alphabet.chars().collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..200)
+        .map(|i| {
+            let n = rng.random_range(600..6000);
+            let mut t = String::new();
+            let mut next_punct = rng.random_range(10..40);
+            for k in 0..n {
+                let r: f64 = rng.random();
+                t.push(chars[((r * r) * chars.len() as f64) as usize % chars.len()]);
+                if k == next_punct {
+                    t.push(punct);
+                    next_punct += rng.random_range(10..40);
+                }
+            }
+            Document::text(format!("d{i}"), t)
+        })
+        .collect()
+}
+
+/// Chinese, Japanese and Thai text: the tokenizer alone and the whole default sketch,
+/// beside `unicode-segmentation`'s words hashed (what a tokenizer built on that crate
+/// would cost at least).
+fn scripts(c: &mut Criterion) {
+    let zh = script_docs(
+        "的一是不了人我在有他这中大来上个国到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话",
+        '，',
+        1,
+    );
+    let ja = script_docs(
+        "のにはをたがでてとしれさあいうえおかきくけこまみむめもやゆよらりるろわんアイウエオカキクケコサシスセソタチツテトナニヌネノマミムメモラリルロンー日本語文書所有権呼行来見言思時人事",
+        '、',
+        2,
+    );
+    let th = script_docs(
+        "กขคงจฉชซญดตถทธนบปผพฟภมยรลวศษสหอฮะัาำิีึืุูเแโใไ่้๊๋็์",
+        ' ',
+        3,
+    );
+    let tok = Tokenizer::default();
+    let sk = Sketcher::new(SketchConfig::default()).unwrap();
+    let mut g = c.benchmark_group("scripts");
+    for (name, set) in [("zh", &zh), ("ja", &ja), ("th", &th)] {
+        g.throughput(Throughput::Bytes(bytes(set)));
+        g.bench_function(BenchmarkId::new("tokenize", name), |b| {
+            let mut t = Tokens::default();
+            b.iter(|| {
+                let mut n = 0;
+                for d in set.iter() {
+                    t.clear();
+                    tok.tokenize(&d.body, None, &mut t);
+                    n += t.fps.len();
+                }
+                n
+            })
+        });
+        g.bench_function(BenchmarkId::new("unicode-segmentation-words-hash", name), |b| {
+            use unicode_segmentation::UnicodeSegmentation;
+            b.iter(|| {
+                let mut x = 0u64;
+                for d in set.iter() {
+                    for w in d.body.as_str().unicode_words() {
+                        x ^= neardup::sketch::hash::term_fingerprint(w.as_bytes());
+                    }
+                }
+                black_box(x)
+            })
+        });
+        g.bench_function(BenchmarkId::new("sketch", name), |b| {
+            b.iter(|| {
+                let mut x = 0;
+                for d in set.iter() {
+                    x ^= sk.sketch(d).simhash;
+                }
+                x
+            })
+        });
+    }
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -280,5 +365,5 @@ fn config() -> Criterion {
         .warm_up_time(std::time::Duration::from_secs(1))
 }
 
-criterion_group! { name = benches; config = config(); targets = tokenize, shingles, minhash, charikar, full_sketch }
+criterion_group! { name = benches; config = config(); targets = tokenize, scripts, shingles, minhash, charikar, full_sketch }
 criterion_main!(benches);

@@ -88,6 +88,7 @@ def dedup_file(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",

@@ -166,6 +166,7 @@ class Pipeline:
         max_document_bytes: Optional[int] = None,
         seed: Optional[int] = None,
         simhash: Optional[bool] = None,
+        tokenizer: Optional[int] = None,
         config: Optional[PathLike] = None,
         id_field: str = "id",
         text_field: str = "text",
@@ -205,6 +206,7 @@ class Pipeline:
         * `max_document_bytes`: records with a longer body are rejected (default 67108864)
         * `seed`: seed mixed into every random parameter (default 0)
         * `simhash`: compute each record's 64-bit simhash (false keeps 8 bytes less per record when nothing reads it; refused with candidates simhash) (default True)
+        * `tokenizer`: version of the term rules: 2 (Unicode words, NFKC, one term per character in Chinese, Japanese, Thai) or 1 (alphanumeric runs, as files saved before version 2 were made) (default 2)
         * `config`: a TOML file of these settings (keys as the flags: shingle = 5); settings given beside it override it (default: none)
         * `id_field`: the record field holding the id (default "id")
         * `text_field`: the record field holding the text (default "text")
@@ -320,6 +322,7 @@ class Deduper:
         max_document_bytes: Optional[int] = None,
         seed: Optional[int] = None,
         simhash: Optional[bool] = None,
+        tokenizer: Optional[int] = None,
         config: Optional[PathLike] = None,
         id_field: str = "id",
         text_field: str = "text",
@@ -481,6 +484,7 @@ def dedup_file(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",
@@ -534,6 +538,7 @@ def sketch_batch(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",
@@ -675,6 +680,7 @@ def verify_pairs(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",
@@ -726,6 +732,7 @@ def pair(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",
@@ -773,6 +780,7 @@ def evaluate_pairs(
     max_document_bytes: Optional[int] = None,
     seed: Optional[int] = None,
     simhash: Optional[bool] = None,
+    tokenizer: Optional[int] = None,
     config: Optional[PathLike] = None,
     id_field: str = "id",
     text_field: str = "text",

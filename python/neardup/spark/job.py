@@ -428,6 +428,13 @@ def dedup(df, ordinal: Optional[str] = None, previous: Optional[SavedSketches] =
     meta = sketch_meta(params)
     old = 0
     if previous is not None:
+        # Settings saved without a tokenizer version are of version 1 (as in the library).
+        was = (previous.meta.get("sketch_config") or {}).get("tokenizer", 1)
+        now = meta["sketch_config"].get("tokenizer", 1)
+        if was != now:
+            raise ValueError(f"saved sketches were made by tokenizer version {was}, these settings "
+                             f"use tokenizer version {now}: make them again, or set "
+                             f"tokenizer={was} to keep comparing with them")
         for k in ("sketch_config", "stage_one"):
             if previous.meta.get(k) != meta[k]:
                 raise ValueError(f"saved sketches were made with {k} {previous.meta.get(k)!r}, "

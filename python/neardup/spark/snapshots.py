@@ -12,7 +12,10 @@ from .numbering import with_ordinal
 from .outputs import mode
 from .session import cut_lineage, let_go
 
-SKETCHES_FORMAT_VERSION = 1
+SKETCHES_FORMAT_VERSION = 2
+"""Version 2: the sketch settings name their tokenizer (version 1's, read too, are of
+tokenizer version 1 and are compared only under it)."""
+READABLE_FORMAT_VERSIONS = (1, 2)
 SAVED_COLUMNS = ["id", "exact", "supershingles", "keys", "charikar", "simhash", "terms", "length",
                  "site", "priority", "pugh"]
 
@@ -58,9 +61,9 @@ def load_sketches(spark, path: str) -> SavedSketches:
     meta = json.loads(rows[0][0])
     if meta.get("kind") != "neardup spark sketches":
         raise ValueError(f"{path}: not neardup sketches")
-    if meta.get("format_version") != SKETCHES_FORMAT_VERSION:
+    if meta.get("format_version") not in READABLE_FORMAT_VERSIONS:
         raise ValueError(f"{path}: sketches format version {meta.get('format_version')}, this "
-                         f"version reads {SKETCHES_FORMAT_VERSION}")
+                         f"version reads {', '.join(map(str, READABLE_FORMAT_VERSIONS))}")
     sk = spark.read.parquet(f"{path}/sketches")
     n = sk.count()
     if n != meta["count"]:
