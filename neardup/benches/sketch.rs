@@ -311,11 +311,7 @@ fn scripts(c: &mut Criterion) {
         '、',
         2,
     );
-    let th = script_docs(
-        "กขคงจฉชซญดตถทธนบปผพฟภมยรลวศษสหอฮะัาำิีึืุูเแโใไ่้๊๋็์",
-        ' ',
-        3,
-    );
+    let th = script_docs("กขคงจฉชซญดตถทธนบปผพฟภมยรลวศษสหอฮะัาำิีึืุูเแโใไ่้๊๋็์", ' ', 3);
     let tok = Tokenizer::default();
     let sk = Sketcher::new(SketchConfig::default()).unwrap();
     let mut g = c.benchmark_group("scripts");
@@ -333,18 +329,21 @@ fn scripts(c: &mut Criterion) {
                 n
             })
         });
-        g.bench_function(BenchmarkId::new("unicode-segmentation-words-hash", name), |b| {
-            use unicode_segmentation::UnicodeSegmentation;
-            b.iter(|| {
-                let mut x = 0u64;
-                for d in set.iter() {
-                    for w in d.body.as_str().unicode_words() {
-                        x ^= neardup::sketch::hash::term_fingerprint(w.as_bytes());
+        g.bench_function(
+            BenchmarkId::new("unicode-segmentation-words-hash", name),
+            |b| {
+                use unicode_segmentation::UnicodeSegmentation;
+                b.iter(|| {
+                    let mut x = 0u64;
+                    for d in set.iter() {
+                        for w in d.body.as_str().unicode_words() {
+                            x ^= neardup::sketch::hash::term_fingerprint(w.as_bytes());
+                        }
                     }
-                }
-                black_box(x)
-            })
-        });
+                    black_box(x)
+                })
+            },
+        );
         g.bench_function(BenchmarkId::new("sketch", name), |b| {
             b.iter(|| {
                 let mut x = 0;

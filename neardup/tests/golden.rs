@@ -72,8 +72,10 @@ fn version_2_sketches_the_terms_its_rules_give() {
     assert_eq!(got.terms, 23);
     assert_eq!(got, v1.sketch(&html_doc("東 京")));
     assert_ne!(got, v1.sketch(&html_doc("東京")));
-    let mut c = SketchConfig::default();
-    c.tokenizer = neardup::sketch::tokenize::TokenizerVersion::V1;
+    let c = SketchConfig {
+        tokenizer: neardup::sketch::tokenize::TokenizerVersion::V1,
+        ..SketchConfig::default()
+    };
     assert_eq!(c, v1_config());
 }
 

@@ -76,7 +76,20 @@ mod scripts {
         // by NFKC.
         assert_eq!(
             text("Rustの所有権はownershipと呼ばれる"),
-            ["rust", "の", "所", "有", "権", "は", "ownership", "と", "呼", "ば", "れ", "る"]
+            [
+                "rust",
+                "の",
+                "所",
+                "有",
+                "権",
+                "は",
+                "ownership",
+                "と",
+                "呼",
+                "ば",
+                "れ",
+                "る"
+            ]
         );
         assert_eq!(text("ｶﾀｶﾅ"), ["カタカナ"]);
     }
@@ -148,10 +161,7 @@ mod scripts {
         assert_eq!(v1("東京タワーへ行きました。"), ["東京タワーへ行きました"]);
         assert_eq!(v1("ＡＢＣ"), ["ａｂｃ"]);
         // The virama is not alphanumeric: it splits the word.
-        assert_eq!(
-            v1("हिन्दी"),
-            ["\u{939}\u{93f}\u{928}", "\u{926}\u{940}"]
-        );
+        assert_eq!(v1("हिन्दी"), ["\u{939}\u{93f}\u{928}", "\u{926}\u{940}"]);
     }
 }
 
@@ -311,7 +321,10 @@ mod properties {
         // term.
         folded
             .unicode_words()
-            .map(|w| w.trim_start_matches(|c: char| !c.is_alphanumeric()).to_owned())
+            .map(|w| {
+                w.trim_start_matches(|c: char| !c.is_alphanumeric())
+                    .to_owned()
+            })
             .collect()
     }
 

@@ -349,10 +349,8 @@ fn lower_stable(c: char) -> Class {
 /// [`class_v1`] and [`class_v2`] of every character of the Basic Multilingual Plane,
 /// computed once: one load instead of the property lookups, which cost more than the
 /// rest of a non-ASCII character.
-static BMP_V1: std::sync::LazyLock<Box<[Class]>> =
-    std::sync::LazyLock::new(|| bmp_table(class_v1));
-static BMP_V2: std::sync::LazyLock<Box<[Class]>> =
-    std::sync::LazyLock::new(|| bmp_table(class_v2));
+static BMP_V1: std::sync::LazyLock<Box<[Class]>> = std::sync::LazyLock::new(|| bmp_table(class_v1));
+static BMP_V2: std::sync::LazyLock<Box<[Class]>> = std::sync::LazyLock::new(|| bmp_table(class_v2));
 
 fn bmp_table(f: fn(char) -> Class) -> Box<[Class]> {
     (0..0x10000u32)
