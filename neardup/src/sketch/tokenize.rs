@@ -59,23 +59,26 @@
 //! # Script-aware terms
 //!
 //! One shingle size serves every script: a shingle of 8 terms is 8 English words or 8
-//! Han characters (about 4 Chinese words). Measured with `bench/multilingual.py` on
-//! Debian's translated manual pages (the accuracy page's table), planted
-//! near-duplicates are found in Chinese and Japanese as often as in English and no two
-//! distinct pages of any language are paired, so shingles are not sized per script.
-//! Dictionary words (ICU4X's segmenter) would make a Chinese term about two
-//! characters, as in the edit model, but cost a dictionary, a second pass and a
-//! segmentation that a one-character edit can move; one term per character needs
-//! neither.
+//! Han characters (about 4 Chinese words). On Debian's translated manual pages
+//! (`bench/multilingual.py`, the accuracy page's table) planted near-duplicates are
+//! found in Chinese and Japanese at least as often as in English under both presets,
+//! and the pages paired with another are near-copies in every language, so shingles
+//! are not sized per script. Dictionary words (ICU4X's segmenter) would make a Chinese
+//! term about two characters, but cost a dictionary, a second pass and segmentations
+//! that a one-character edit can move; one term per character needs neither.
 //!
 //! # Speed
 //!
 //! ASCII text takes the vector path of version 1 unchanged (64 bytes classified and
 //! folded at a time); NFKC costs it one `is_ascii` pass per piece of text. Other
 //! characters take one lookup in a table of the Basic Multilingual Plane built once
-//! from ICU4X's data (class and whether lower-casing changes it); the crates' own
-//! iterators (`unicode-segmentation`'s words) cost several times more per character,
-//! figures in `benches/sketch.rs` (`tokenize/…/zh`).
+//! from ICU4X's data (class and whether lower-casing changes it): `unicode-segmentation`'s
+//! word iterator with the same hashing is 2 (Chinese) to 6 (Thai) times slower on this
+//! project's benches (`cargo bench --bench sketch -- scripts`). With a term per
+//! character a Chinese text has a shingle per 3 bytes, against one per 6 to 7 in
+//! English, and sketching a shingle (min-hashes and projections) costs what it costs in
+//! English: that, not the tokenizer, bounds the bytes per second of Chinese, Japanese
+//! and Thai text.
 
 use crate::document::{url_host, Body};
 use crate::sketch::hash::term_fingerprint;
