@@ -233,20 +233,14 @@ impl TermAcc {
     /// [`WORD`] term and end any other.
     #[inline]
     fn push_folded<S: Sink>(&mut self, bytes: &[u8], sink: &mut S, title: bool) {
-        if self.kind != WORD {
-            self.flush(sink, title);
-            self.kind = WORD;
-        }
+        self.continue_as(WORD, sink, title);
         self.buf.extend_from_slice(bytes);
     }
 
     /// ASCII letters and digits, folded here.
     #[inline]
     fn push_ascii<S: Sink>(&mut self, bytes: &[u8], sink: &mut S, title: bool) {
-        if self.kind != WORD {
-            self.flush(sink, title);
-            self.kind = WORD;
-        }
+        self.continue_as(WORD, sink, title);
         if self.fold {
             self.buf.extend(bytes.iter().map(u8::to_ascii_lowercase));
         } else {
@@ -254,16 +248,21 @@ impl TermAcc {
         }
     }
 
+    /// Ends the term in `buf` unless it is of class `kind`, which the next character
+    /// continues or starts.
+    #[inline]
+    fn continue_as<S: Sink>(&mut self, kind: u8, sink: &mut S, title: bool) {
+        if self.kind != kind {
+            self.flush(sink, title);
+            self.kind = kind;
+        }
+    }
+
     /// A non-ASCII character of class `class` ([`Class`]).
     #[inline]
     fn push_class<S: Sink>(&mut self, c: char, class: u8, sink: &mut S, title: bool) {
         match class & CLASS_MASK {
-            k @ (WORD | KATA) => {
-                if self.kind != k {
-                    self.flush(sink, title);
-                    self.kind = k;
-                }
-            }
+            k @ (WORD | KATA) => self.continue_as(k, sink, title),
             SOLO => {
                 self.flush(sink, title);
                 self.kind = SOLO;
