@@ -87,6 +87,11 @@ impl Ticket {
     pub(crate) fn wait(self) -> Result<()> {
         self.syncer.sync_to(self.end)
     }
+
+    /// Whether waiting for `self` waits for `other` too: the same log, at least as far.
+    pub(crate) fn covers(&self, other: &Ticket) -> bool {
+        Arc::ptr_eq(&self.syncer, &other.syncer) && self.end >= other.end
+    }
 }
 
 impl Syncer {

@@ -171,6 +171,14 @@ impl Verdict {
     }
 }
 
+/// What a batch call does with each of its documents.
+#[derive(Clone, Copy)]
+enum Op {
+    Check,
+    Insert,
+    CheckAndInsert,
+}
+
 /// No site.
 const NO_SITE: u32 = u32::MAX;
 
@@ -183,20 +191,6 @@ fn too_many(n: usize) -> Error {
         "the online deduper holds at most {MAX_SLOTS} documents (stored, removed and \
          replaced ones until compaction and a reopen); it has {n}"
     ))
-}
-
-/// The verdicts of `verdicts` up to the first error, that one included: what comes
-/// after it is never asked for (so not applied).
-fn until_error(verdicts: impl Iterator<Item = Result<Verdict>>) -> Vec<Result<Verdict>> {
-    let mut out = Vec::with_capacity(verdicts.size_hint().0);
-    for v in verdicts {
-        let failed = v.is_err();
-        out.push(v);
-        if failed {
-            break;
-        }
-    }
-    out
 }
 
 fn too_long_id(n: usize) -> Error {
@@ -877,19 +871,22 @@ impl Deduper {
     /// or a failed write or flush, after which memory may hold a document the disk does
     /// not), until it is reopened.
     pub fn check(&self, doc: &Document) -> Result<Verdict> {
-        self.check_prepared(doc, self.prepare(doc))
+        let (v, ticket) = self.check_unflushed(doc, self.prepare(doc))?;
+        self.durable(ticket)?;
+        Ok(v)
     }
 
-    /// [`check`](Self::check) of `doc`, prepared as `prepared`.
-    fn check_prepared(
+    /// [`check`](Self::check) of `doc`, prepared as `prepared`, but for the wait: the
+    /// verdict and the ticket to wait for before answering.
+    fn check_unflushed(
         &self,
         doc: &Document,
         prepared: std::result::Result<Prepared, RejectReason>,
-    ) -> Result<Verdict> {
+    ) -> Result<(Verdict, Option<append::Ticket>)> {
         let mut prepared = prepared;
         loop {
             let p = match prepared {
-                Err(reason) => return Ok(Verdict::Rejected { reason }),
+                Err(reason) => return Ok((Verdict::Rejected { reason }, None)),
                 Ok(p) => p,
             };
             {
@@ -902,9 +899,7 @@ impl Deduper {
                 let own = st.slot_of(&doc.id, p.id_hash);
                 if let Some(v) = self.verdict(&st, &p, own, None) {
                     let ticket = st.log.as_ref().and_then(|l| l.ticket());
-                    drop(st);
-                    self.durable(ticket)?;
-                    return Ok(v);
+                    return Ok((v, ticket));
                 }
             }
             // Prepared without a sketch for an exact fingerprint that is gone.
@@ -917,9 +912,31 @@ impl Deduper {
     /// a rejected document is not stored. An error is a failure to log the change
     /// (nothing was applied, and the state takes no more changes until reopened).
     pub fn insert(&self, doc: &Document) -> Result<Verdict> {
-        let (p, sketch) = match self.prepare_whole(doc) {
-            Err(reason) => return Ok(Verdict::Rejected { reason }),
+        let (v, ticket) = self.insert_unflushed(doc, self.prepare_full(doc))?;
+        self.durable(ticket)?;
+        Ok(v)
+    }
+
+    /// [`insert`](Self::insert) of `doc`, prepared in full as `prepared`, but for the
+    /// wait: the verdict and the ticket to wait for before answering.
+    fn insert_unflushed(
+        &self,
+        doc: &Document,
+        prepared: std::result::Result<Prepared, RejectReason>,
+    ) -> Result<(Verdict, Option<append::Ticket>)> {
+        let mut p = match prepared {
+            Err(reason) => return Ok((Verdict::Rejected { reason }, None)),
             Ok(p) => p,
+        };
+        let sketch = match p.sketch.take() {
+            Some(sketch) => sketch,
+            None => match self.prepare_whole(doc) {
+                Err(reason) => return Ok((Verdict::Rejected { reason }, None)),
+                Ok((whole, sketch)) => {
+                    p = whole;
+                    sketch
+                }
+            },
         };
         let mut st = self.write()?;
         st.prefetch(&p, Some(&sketch));
@@ -935,8 +952,7 @@ impl Deduper {
             });
         st.walked = walked;
         drop(st);
-        self.durable(self.settle(logged)?)?;
-        Ok(v)
+        Ok((v, self.settle(logged)?))
     }
 
     /// Checks `doc` and stores it when it is new, atomically: of two racing
@@ -950,62 +966,133 @@ impl Deduper {
     pub fn check_and_insert(&self, doc: &Document) -> Result<Verdict> {
         match self.prepare(doc) {
             Err(reason) => Ok(Verdict::Rejected { reason }),
-            Ok(p) => self.check_and_insert_prepared(doc, p),
+            Ok(p) => {
+                let (v, ticket) = self.check_and_insert_unflushed(doc, p)?;
+                self.durable(ticket)?;
+                Ok(v)
+            }
         }
+    }
+
+    /// [`check`](Self::check) of each document of `docs`, in order, as
+    /// [`check_and_insert_many`](Self::check_and_insert_many) does it: sketched first on
+    /// the pipeline's threads, one wait for the disk for the whole batch.
+    pub fn check_many(&self, docs: &[Document]) -> Vec<Result<Verdict>> {
+        self.many(Op::Check, docs)
+    }
+
+    /// [`insert`](Self::insert) of each document of `docs`, in order, as
+    /// [`check_and_insert_many`](Self::check_and_insert_many) does it: sketched first on
+    /// the pipeline's threads, one wait for the disk for the whole batch.
+    pub fn insert_many(&self, docs: &[Document]) -> Vec<Result<Verdict>> {
+        self.many(Op::Insert, docs)
     }
 
     /// [`check_and_insert`](Self::check_and_insert) of each document of `docs`, in
     /// order, with the documents sketched first on the pipeline's threads: the same
     /// verdicts as those calls one after the other (a document sees the ones before it
-    /// in `docs`), for any number of threads. The verdicts come in the order of `docs`;
-    /// at the first error (a failure to log a change), the rest are not applied and the
-    /// vector ends with that error. Other threads' calls may come between two documents
-    /// of `docs`, as between two calls. Only the sketching runs in parallel. With a
-    /// pipeline of one thread (or a single document), it is one
-    /// [`check_and_insert`](Self::check_and_insert) per document, on the calling thread.
+    /// in `docs`), for any number of threads. The verdicts come in the order of `docs`,
+    /// once every change they made (and every change they read) is on the disk as the
+    /// [`SyncPolicy`] says: under [`SyncPolicy::Always`], one wait for the whole batch,
+    /// shared with the other threads' (group commit), instead of one per document. At
+    /// the first error (a failure to log a change), the rest are not applied and the
+    /// vector ends with that error; when the final wait for the disk fails, the vector
+    /// is that one error (no verdict of the batch is acknowledged, and the state takes
+    /// no more changes until reopened). Other threads' calls may come between two
+    /// documents of `docs`, as between two calls. Only the sketching runs in parallel;
+    /// with a pipeline of one thread (or a single document), each document is sketched
+    /// on the calling thread just before it is checked.
     pub fn check_and_insert_many(&self, docs: &[Document]) -> Vec<Result<Verdict>> {
+        self.many(Op::CheckAndInsert, docs)
+    }
+
+    /// One of the batch calls: `op` for each document of `docs` (see
+    /// [`check_and_insert_many`](Self::check_and_insert_many)).
+    fn many(&self, op: Op, docs: &[Document]) -> Vec<Result<Verdict>> {
         use rayon::prelude::*;
-        if docs.len() < 2 || self.pipeline.threads() == 1 {
-            // Nothing to sketch in parallel: one call per document, sketched on this
-            // thread with its cells asked for as it is sketched.
-            return until_error(docs.iter().map(|doc| self.check_and_insert(doc)));
+        // How `op` prepares a document: in full for an insert (it stores the sketch
+        // whatever the verdict); with the cells asked for only one at a time.
+        let prepare = |doc: &Document, one: bool| match op {
+            Op::Insert => self.prepare_full(doc),
+            _ => self.prepare_with(doc, one),
+        };
+        let parallel = docs.len() >= 2 && self.pipeline.threads() > 1;
+        let mut ahead = if parallel {
+            let prepared: Vec<std::result::Result<Prepared, RejectReason>> =
+                self.pipeline.install(|| {
+                    docs.par_iter()
+                        .with_min_len(4)
+                        // The cells are asked for under the lock, one document at a
+                        // time: the state changes between.
+                        .map(|doc| prepare(doc, false))
+                        .collect()
+                });
+            prepared.into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        let mut pending: Vec<append::Ticket> = Vec::new();
+        let mut out = Vec::with_capacity(docs.len());
+        for doc in docs {
+            let p = match ahead.next() {
+                Some(p) => p,
+                None => prepare(doc, true),
+            };
+            let done = match op {
+                Op::Check => self.check_unflushed(doc, p),
+                Op::Insert => self.insert_unflushed(doc, p),
+                Op::CheckAndInsert => match p {
+                    Err(reason) => Ok((Verdict::Rejected { reason }, None)),
+                    Ok(p) => self.check_and_insert_unflushed(doc, p),
+                },
+            };
+            match done {
+                Ok((v, ticket)) => {
+                    out.push(Ok(v));
+                    if let Some(t) = ticket {
+                        pending.retain(|old| !t.covers(old));
+                        if !pending.iter().any(|old| old.covers(&t)) {
+                            pending.push(t);
+                        }
+                    }
+                }
+                Err(e) => {
+                    out.push(Err(e));
+                    break;
+                }
+            }
         }
-        let prepared: Vec<std::result::Result<Prepared, RejectReason>> =
-            self.pipeline.install(|| {
-                docs.par_iter()
-                    .with_min_len(4)
-                    // The cells are asked for under the lock, one document at a time:
-                    // the state changes between.
-                    .map(|doc| self.prepare_with(doc, false))
-                    .collect()
-            });
-        until_error(docs.iter().zip(prepared).map(|(doc, p)| match p {
-            Err(reason) => Ok(Verdict::Rejected { reason }),
-            Ok(p) => self.check_and_insert_prepared(doc, p),
-        }))
+        for t in pending {
+            if let Err(e) = self.durable(Some(t)) {
+                return vec![Err(e)];
+            }
+        }
+        out
     }
 
     /// The locked part of [`check_and_insert`](Self::check_and_insert), for `doc`
-    /// prepared as `p`, then the wait for the log (outside the lock, so that threads
-    /// share flushes).
+    /// prepared as `p`: the verdict and the ticket to wait for before answering (the
+    /// wait is the caller's, outside the lock, so that threads share flushes).
     /// (The lock is let go and the document prepared again in full when it was
     /// prepared without a sketch for an exact fingerprint no longer stored.)
-    fn check_and_insert_prepared(&self, doc: &Document, p: Prepared) -> Result<Verdict> {
+    fn check_and_insert_unflushed(
+        &self,
+        doc: &Document,
+        p: Prepared,
+    ) -> Result<(Verdict, Option<append::Ticket>)> {
         let mut p = p;
         loop {
             if let Some(v) = self.check_and_insert_locked(doc, &p)? {
-                let (v, ticket) = v;
-                self.durable(ticket)?;
                 return Ok(v);
             }
             p = match self.prepare_full(doc) {
-                Err(reason) => return Ok(Verdict::Rejected { reason }),
+                Err(reason) => return Ok((Verdict::Rejected { reason }, None)),
                 Ok(p) => p,
             };
         }
     }
 
-    /// [`check_and_insert_prepared`](Self::check_and_insert_prepared) under one write
+    /// [`check_and_insert_unflushed`](Self::check_and_insert_unflushed) under one write
     /// lock: the verdict and the ticket to wait for before answering; `None` (nothing
     /// done) when `p` has no sketch and the verdict needs it.
     #[allow(clippy::type_complexity)]
@@ -1375,13 +1462,13 @@ mod tests {
         let (p, q) = (d.prepare(&b).unwrap(), d.prepare(&b).unwrap());
         assert!(p.sketch.is_none() && q.sketch.is_none(), "stopped early");
         assert_eq!(
-            d.check_prepared(&b, Ok(q)).unwrap(),
+            d.check_unflushed(&b, Ok(q)).unwrap().0,
             Verdict::Exact { of: "a".into() }
         );
         let q = d.prepare(&b).unwrap();
         assert!(d.remove("a").unwrap());
-        assert_eq!(d.check_prepared(&b, Ok(q)).unwrap(), Verdict::New);
-        assert_eq!(d.check_and_insert_prepared(&b, p).unwrap(), Verdict::New);
+        assert_eq!(d.check_unflushed(&b, Ok(q)).unwrap().0, Verdict::New);
+        assert_eq!(d.check_and_insert_unflushed(&b, p).unwrap().0, Verdict::New);
         assert_eq!(d.len(), 1);
         let (want, _) = d.pipeline().sketch_record(&b).unwrap();
         assert_eq!(d.read().unwrap().sketches.get(1).to_owned(), want);
@@ -1416,22 +1503,33 @@ mod tests {
         assert!(d.failure().is_some());
     }
 
-    /// A batch stops at its first error: the verdicts after it are never asked for.
+    /// A batch stops at its first error: the documents after it are not applied, and
+    /// the vector ends with it, for each of the three batch calls and any number of
+    /// threads.
     #[test]
     fn a_batch_ends_with_its_first_error() {
-        use std::cell::Cell;
-        let asked = Cell::new(0);
-        let results = [
-            Ok(Verdict::New),
-            Err(crate::Error::Config("the log failed".into())),
-            Ok(Verdict::New),
-        ];
-        let got = super::until_error(results.into_iter().inspect(|_| asked.set(asked.get() + 1)));
-        assert_eq!(got.len(), 2);
-        assert!(matches!(got[0], Ok(Verdict::New)));
-        assert!(got[1].is_err());
-        assert_eq!(asked.get(), 2, "nothing after the error was asked for");
-        let all = super::until_error([Ok(Verdict::New), Ok(Verdict::New)].into_iter());
-        assert_eq!(all.len(), 2);
+        for threads in [1, 2] {
+            let pipeline = Pipeline::builder().threads(Some(threads)).build().unwrap();
+            let d = Deduper::new(pipeline).unwrap();
+            let docs: Vec<Document> = (0..5)
+                .map(|i| Document::text(format!("d{i}"), format!("words of document {i}")))
+                .collect();
+            assert!(d.check_and_insert_many(&docs[..2]).iter().all(|v| v.is_ok()));
+            let _ = std::thread::scope(|s| {
+                s.spawn(|| {
+                    let _held = d.state.write().unwrap();
+                    panic!("a rebuild went wrong");
+                })
+                .join()
+            });
+            for got in [
+                d.check_many(&docs),
+                d.insert_many(&docs[2..]),
+                d.check_and_insert_many(&docs[2..]),
+            ] {
+                assert_eq!(got.len(), 1, "{threads} threads: {got:?}");
+                assert!(matches!(got[0], Err(crate::Error::Failed(_))));
+            }
+        }
     }
 }
