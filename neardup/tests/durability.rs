@@ -360,3 +360,28 @@ fn concurrent_inserters_share_flushes() {
     let d = Deduper::open(&path, pipeline(), SyncPolicy::Always).unwrap();
     holds_exactly(&d, &docs.iter().collect::<Vec<_>>());
 }
+
+/// `disk` tells the log's and snapshot's sizes as the files have them, before and after
+/// a compaction; a deduper in memory has none.
+#[test]
+fn disk_stats_are_the_files_sizes() {
+    assert!(Deduper::new(pipeline()).unwrap().disk().is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let d = Deduper::open(dir.path(), pipeline(), SyncPolicy::Always).unwrap();
+    for doc in docs(20, 7).iter() {
+        d.check_and_insert(doc).unwrap();
+    }
+    let size = |name: &str| std::fs::metadata(dir.path().join(name)).map_or(0, |m| m.len());
+    let before = d.disk().unwrap();
+    assert_eq!(before.log_bytes, size(&format!("log.{}", before.generation)));
+    assert!(before.log_bytes > 12, "{before:?}");
+    d.compact().unwrap();
+    let after = d.disk().unwrap();
+    assert_eq!(after.generation, before.generation + 1);
+    assert_eq!(after.log_bytes, size(&format!("log.{}", after.generation)));
+    assert_eq!(
+        after.snapshot_bytes,
+        size(&format!("snapshot.{}", after.generation))
+    );
+    assert!(after.snapshot_bytes > 0 && after.log_bytes < before.log_bytes);
+}

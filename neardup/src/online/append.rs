@@ -289,7 +289,6 @@ impl Appender {
     }
 
     /// Bytes of content.
-    #[cfg(test)]
     pub(super) fn len(&self) -> u64 {
         self.len
     }

@@ -67,7 +67,7 @@ mod postings;
 mod state;
 mod table;
 
-pub use state::{Recovered, StateOptions, SyncPolicy};
+pub use state::{DiskStats, Recovered, StateOptions, SyncPolicy};
 
 /// One of the deduper's tables on its own, for the `online-table` bench: not part of
 /// the API.
@@ -710,6 +710,12 @@ impl Deduper {
         exact.reserve(total, max_slot, stored_exact_hash(sketches), scratch)?;
         postings.reserve(total, max_slot, sketches, scratch)?;
         Ok(())
+    }
+
+    /// What the state directory holds on disk (the log's and snapshot's sizes, the
+    /// time since the log was last flushed); `None` for a deduper in memory.
+    pub fn disk(&self) -> Option<DiskStats> {
+        self.read().ok()?.log.as_ref().map(|l| l.disk())
     }
 
     /// Stored documents.

@@ -225,6 +225,19 @@ pub(crate) enum Entry {
     },
 }
 
+/// What a state directory holds on disk (see [`super::Deduper::disk`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskStats {
+    /// The generation of the snapshot and log in use (`snapshot.G`, `log.G`).
+    pub generation: u64,
+    /// Bytes written to the log since the snapshot (flushed or not).
+    pub log_bytes: u64,
+    /// Bytes of the snapshot (0 before the first compaction wrote one).
+    pub snapshot_bytes: u64,
+    /// Time since the last flush of the log to the disk ended (or since it was opened).
+    pub since_flush: std::time::Duration,
+}
+
 /// The open log of a state directory.
 pub(crate) struct Log {
     dir: PathBuf,
@@ -726,6 +739,17 @@ impl Log {
     /// could lose.
     pub(crate) fn ticket(&self) -> Option<Ticket> {
         (self.policy == SyncPolicy::Always).then(|| self.out.ticket())
+    }
+
+    /// What this log and its snapshot hold on disk now.
+    pub(crate) fn disk(&self) -> DiskStats {
+        let snapshot = std::fs::metadata(snapshot_path(&self.dir, self.generation));
+        DiskStats {
+            generation: self.generation,
+            log_bytes: self.out.len(),
+            snapshot_bytes: snapshot.map_or(0, |m| m.len()),
+            since_flush: self.out.syncer().since_last(),
+        }
     }
 
     /// A ticket for everything written so far, whatever the policy (for an explicit
