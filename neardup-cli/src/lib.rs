@@ -80,6 +80,14 @@ pub enum Command {
   producer | neardup stream --state seen/ | consumer
   echo '{\"id\": \"a\", \"text\": \"hello world\"}' | neardup stream")]
     Stream(cmd::stream::StreamArgs),
+    /// The online deduper as an HTTP service many clients share: batches of records in,
+    /// `stream`'s verdict line for each out; durable under `--sync`, loopback only
+    /// unless given `--token-file`.
+    #[command(after_help = "Example (a crawler fleet's filter):
+  neardup serve --state seen/ --listen 127.0.0.1:7878 &
+  curl -s localhost:7878/v1/check-and-insert -H 'Content-Type: application/x-ndjson' \\
+       --data-binary @pages.jsonl")]
+    Serve(Box<cmd::serve::ServeArgs>),
     /// Generate a corpus with planted near-duplicates and its ground truth.
     #[command(after_help = "Example (the bundled demo corpus):
   neardup synth --base 150 --min-words 60 --max-words 300 --seed 7 -o fixtures/demo.jsonl --truth fixtures/demo-truth.jsonl")]
@@ -144,6 +152,7 @@ pub fn run() -> i32 {
         Command::Report(a) => cmd::report::report(a),
         Command::Synth(a) => cmd::synth::synth(a),
         Command::Stream(a) => cmd::stream::stream(a),
+        Command::Serve(a) => cmd::serve::serve(*a),
         Command::Eval(a) => cmd::eval::eval(a),
         Command::Sketch(a) => cmd::sketch::sketch(a),
         Command::Index(c) => cmd::index::index(c),

@@ -373,7 +373,10 @@ fn disk_stats_are_the_files_sizes() {
     }
     let size = |name: &str| std::fs::metadata(dir.path().join(name)).map_or(0, |m| m.len());
     let before = d.disk().unwrap();
-    assert_eq!(before.log_bytes, size(&format!("log.{}", before.generation)));
+    assert_eq!(
+        before.log_bytes,
+        size(&format!("log.{}", before.generation))
+    );
     assert!(before.log_bytes > 12, "{before:?}");
     d.compact().unwrap();
     let after = d.disk().unwrap();

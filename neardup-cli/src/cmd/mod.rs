@@ -6,6 +6,7 @@ pub mod index;
 pub mod pair;
 pub mod presets;
 pub mod report;
+pub mod serve;
 pub mod sketch;
 pub mod stream;
 pub mod synth;

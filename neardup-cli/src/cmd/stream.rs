@@ -5,12 +5,13 @@
 use crate::config::{FieldArgs, ParamFlags};
 use anyhow::{bail, Result};
 use clap::Args;
+use neardup::io::Fields;
 use neardup::io::{parse_json_record, JsonlLine, JsonlLines};
 use neardup::online::{StateOptions, SyncPolicy};
 use neardup::{Deduper, RejectReason, Verdict};
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct StreamArgs {
@@ -18,6 +19,13 @@ pub struct StreamArgs {
     /// restart, or a crash, resumes where it stopped; without it, in memory.
     #[arg(long)]
     pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub online: OnlineArgs,
+}
+
+/// The online deduper's flags, shared by `stream` and `serve`.
+#[derive(Args)]
+pub struct OnlineArgs {
     /// When the log is flushed to the disk: `always` (each record; nothing acknowledged
     /// is lost), `never` (left to the system), or `N` / `Nms` (every N records / N
     /// milliseconds).
@@ -47,40 +55,82 @@ pub struct StreamArgs {
     pub params: ParamFlags,
 }
 
-/// One output line.
-#[derive(Serialize)]
-struct VerdictLine<'a> {
-    /// The record's id (absent when it could not be read).
-    id: Option<&'a str>,
-    /// `new`, `exact`, `near` or `rejected`.
-    verdict: &'static str,
-    /// The stored document it duplicates.
-    of: Option<&'a str>,
-    /// Why a record was rejected.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
+/// An opened online deduper and how records are read for it.
+pub struct Online {
+    /// The deduper.
+    pub deduper: Deduper,
+    /// The record fields it reads.
+    pub fields: Fields,
+    /// The record size cap (bytes): a longer record is rejected.
+    pub cap: usize,
 }
 
-pub fn stream(args: StreamArgs) -> Result<()> {
-    let params = args.params.0.merged()?;
-    let (builder, priority) = params.builder()?;
-    let pipeline = builder.build()?;
-    let cap = pipeline.max_record_bytes();
-    let options = StateOptions::new()
-        .sync(args.sync)
-        .recover(args.recover)
-        .unlocked(args.unlocked);
-    let d = match &args.state {
-        Some(dir) => Deduper::open_with(dir, pipeline, &options)?,
-        None => Deduper::new(pipeline)?,
-    };
-    if let Some(r) = d.recovered() {
-        eprintln!("neardup stream: {r}");
+impl OnlineArgs {
+    /// Opens the deduper on `state` (in memory without one), saying on standard error,
+    /// as `who`, what a recovery lost.
+    pub fn open(&mut self, state: Option<&Path>, who: &str) -> Result<Online> {
+        let params = std::mem::take(&mut self.params).0.merged()?;
+        let (builder, priority) = params.builder()?;
+        let pipeline = builder.build()?;
+        let cap = pipeline.max_record_bytes();
+        let options = StateOptions::new()
+            .sync(self.sync)
+            .recover(self.recover)
+            .unlocked(self.unlocked);
+        let d = match state {
+            Some(dir) => Deduper::open_with(dir, pipeline, &options)?,
+            None => Deduper::new(pipeline)?,
+        };
+        if let Some(r) = d.recovered() {
+            eprintln!("{who}: {r}");
+        }
+        if let Some(n) = self.reserve {
+            d.reserve(n)?;
+        }
+        let fields = self.fields.fields(priority, params.site_field()?);
+        Ok(Online {
+            deduper: d,
+            fields,
+            cap,
+        })
     }
-    if let Some(n) = args.reserve {
-        d.reserve(n)?;
+}
+
+/// One verdict as `stream` writes it and `serve` answers it.
+#[derive(Serialize)]
+pub struct VerdictLine<'a> {
+    /// The record's id (absent when it could not be read).
+    pub id: Option<&'a str>,
+    /// `new`, `exact`, `near` or `rejected`.
+    pub verdict: &'static str,
+    /// The stored document it duplicates.
+    pub of: Option<&'a str>,
+    /// Why a record was rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl<'a> VerdictLine<'a> {
+    /// The line of `verdict` for the record `id`.
+    pub fn new(id: Option<&'a str>, verdict: &'a Verdict) -> Self {
+        VerdictLine {
+            id,
+            verdict: verdict.as_str(),
+            of: verdict.of(),
+            reason: match verdict {
+                Verdict::Rejected { reason } => Some(reason.to_string()),
+                _ => None,
+            },
+        }
     }
-    let fields = args.fields.fields(priority, params.site_field()?);
+}
+
+pub fn stream(mut args: StreamArgs) -> Result<()> {
+    let Online {
+        deduper: d,
+        fields,
+        cap,
+    } = args.online.open(args.state.as_deref(), "neardup stream")?;
     // The lines as `dedup` reads a JSONL input (blank lines skipped, `\r\n` ends cut);
     // one longer than the record cap is read to its end without being held and
     // rejected, so a runaway line does not take the process's memory.
@@ -116,21 +166,9 @@ pub fn stream(args: StreamArgs) -> Result<()> {
         if verdict == Verdict::New {
             changes += 1;
         }
-        let reason = match &verdict {
-            Verdict::Rejected { reason } => Some(reason.to_string()),
-            _ => None,
-        };
-        serde_json::to_writer(
-            &mut out,
-            &VerdictLine {
-                id: id.as_deref(),
-                verdict: verdict.as_str(),
-                of: verdict.of(),
-                reason,
-            },
-        )?;
+        serde_json::to_writer(&mut out, &VerdictLine::new(id.as_deref(), &verdict))?;
         out.write_all(b"\n")?;
-        let compact = args.compact_every > 0 && changes >= args.compact_every;
+        let compact = args.online.compact_every > 0 && changes >= args.online.compact_every;
         if compact || !lines.line_at_hand() {
             out.flush()?;
         }

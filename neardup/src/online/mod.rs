@@ -1520,7 +1520,10 @@ mod tests {
             let docs: Vec<Document> = (0..5)
                 .map(|i| Document::text(format!("d{i}"), format!("words of document {i}")))
                 .collect();
-            assert!(d.check_and_insert_many(&docs[..2]).iter().all(|v| v.is_ok()));
+            assert!(d
+                .check_and_insert_many(&docs[..2])
+                .iter()
+                .all(|v| v.is_ok()));
             let _ = std::thread::scope(|s| {
                 s.spawn(|| {
                     let _held = d.state.write().unwrap();
