@@ -49,10 +49,14 @@ pub struct ServeArgs {
     /// times `--max-body-bytes`); one more is answered 503 with `Retry-After`.
     #[arg(long, default_value_t = 128)]
     pub queue: usize,
-    /// Seconds a connection has to send a whole request head; also how long an idle
-    /// kept-alive connection stays open.
+    /// Seconds a connection has, once a request head began, to send all of it.
     #[arg(long, default_value_t = 30)]
     pub header_timeout: u64,
+    /// Seconds a connection may stay silent while the server waits to read from it (a
+    /// new connection's first request, the next request on a kept-alive one, a body
+    /// sent slowly) before it is closed.
+    #[arg(long, default_value_t = 60)]
+    pub idle_timeout: u64,
     /// Seconds the requests in flight get to be answered on SIGTERM or SIGINT before
     /// their connections are closed (their work is finished and synced either way).
     #[arg(long, default_value_t = 30)]
@@ -143,6 +147,7 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
     ));
     let router = api::router(app.clone()).into_make_service();
     let header_timeout = Duration::from_secs(args.header_timeout.max(1));
+    let idle = IdleTimeout(Duration::from_secs(args.idle_timeout.max(1)));
     match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             // ring's provider: classical key exchange (X25519, P-256, P-384), no
@@ -152,7 +157,10 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
             let tls = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
                 .await
                 .with_context(|| format!("reading {} and {}", cert.display(), key.display()))?;
-            let mut server = axum_server::from_tcp_rustls(listener, tls)?.handle(handle);
+            let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(tls).acceptor(idle);
+            let mut server = axum_server::from_tcp(listener)?
+                .acceptor(acceptor)
+                .handle(handle);
             server
                 .http_builder()
                 .http1()
@@ -161,7 +169,9 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
             server.serve(router).await?;
         }
         _ => {
-            let mut server = axum_server::from_tcp(listener)?.handle(handle);
+            let mut server = axum_server::from_tcp(listener)?
+                .acceptor(idle)
+                .handle(handle);
             server
                 .http_builder()
                 .http1()
@@ -180,6 +190,25 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
         app.online.deduper.len()
     );
     Ok(())
+}
+
+/// An acceptor that closes a connection whose reads wait longer than its duration.
+#[derive(Clone, Copy)]
+struct IdleTimeout(Duration);
+
+impl<I, S> axum_server::accept::Accept<I, S> for IdleTimeout
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite,
+{
+    type Stream = std::pin::Pin<Box<tokio_io_timeout::TimeoutStream<I>>>;
+    type Service = S;
+    type Future = std::future::Ready<std::io::Result<(Self::Stream, S)>>;
+
+    fn accept(&self, stream: I, service: S) -> Self::Future {
+        let mut s = tokio_io_timeout::TimeoutStream::new(stream);
+        s.set_read_timeout(Some(self.0));
+        std::future::ready(Ok((Box::pin(s), service)))
+    }
 }
 
 /// On SIGTERM or SIGINT: stop accepting, and give the requests in flight `grace`.
