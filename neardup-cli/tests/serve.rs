@@ -456,13 +456,28 @@ fn a_token_is_needed_when_given() {
 #[test]
 fn an_exposed_listen_needs_tokens() {
     let dir = tempfile::tempdir().unwrap();
+    // Refused at once; a server that started instead is killed after a minute, and
+    // the test fails on its status.
     let run = |flags: &[&str]| {
-        Command::new(bin())
+        let child = Command::new(bin())
             .args(["serve", "--state"])
             .arg(dir.path().join("state"))
             .args(flags)
-            .output()
-            .unwrap()
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if done_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        let _ = done_tx.send(());
+        watchdog.join().unwrap();
+        out
     };
     let out = run(&["--listen", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(1));

@@ -25,7 +25,8 @@ blobs per shard), ``verify_pairs``,
 ``components_batch`` (connected components of a graph's edges). The simhash index: ``SimhashIndex`` and
 ``simhash_all_pairs``. Measures: ``pair`` and ``evaluate_pairs``. Online, for indexing
 jobs: ``Deduper`` (``check_and_insert`` one document at a time, with a state directory
-that survives restarts; ``with Deduper(state=...) as d:`` closes it at the end).
+that survives restarts; ``with Deduper(state=...) as d:`` closes it at the end), and
+``Client`` for a ``neardup serve`` that many processes share.
 """
 
 from __future__ import annotations
@@ -54,12 +55,15 @@ from ._native import (
     verify_pairs,
 )
 
+from .client import Client, ServerError
+
 __version__: str = _native.__version__
 
 __all__ = [
     "DEFAULT_BUCKET_WINDOW",
     "DEFAULT_MAX_BUCKET",
     "BucketRuns",
+    "Client",
     "Dedup",
     "Deduper",
     "Fate",
@@ -67,6 +71,7 @@ __all__ = [
     "Pair",
     "Pipeline",
     "ShardRuns",
+    "ServerError",
     "SimhashIndex",
     "bucket_pairs",
     "bucket_pairs_batch",

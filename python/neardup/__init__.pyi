@@ -27,6 +27,7 @@ from ._native import (
     verify_pairs as verify_pairs,
 )
 from ._native import Pipeline as _NativePipeline
+from .client import Client as Client, ServerError as ServerError
 
 __version__: str
 
