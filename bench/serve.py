@@ -18,7 +18,7 @@ and states, for the service's overhead.
   cargo build --release -p neardup-cli && make python
   python3 bench/peers/rustdocs_corpus.py bench-out/rustdocs-text.jsonl --text 1.95.0 nightly
   bench-out/venv-peers/bin/pip install datasketch redis
-  python3 bench/serve.py [--records 20000] [--seconds 8] [--peer-python bench-out/venv-peers/bin/python]
+  .venv/bin/python bench/serve.py [--records N] [--seconds 6] [--peer-python bench-out/venv-peers/bin/python]
 
 Prints one Markdown table, stamped with the commit and the machine.
 """
@@ -55,6 +55,10 @@ def load(path: Path, n: int) -> list[bytes]:
             if len(out) == n:
                 break
     return out
+
+
+def load_all(path: Path, n: int) -> list[bytes]:
+    return load(path, n if n > 0 else -1)
 
 
 def drive(host: str, port: int, lines: list[bytes], clients: int, batch: int, seconds: float):
@@ -173,7 +177,7 @@ print(json.dumps([len(xs) / wall, xs[len(xs) // 2] * 1e3, xs[min(len(xs) - 1, in
 
 
 def peer(python: str, corpus: Path, n: int, clients: int, seconds: float, port: int):
-    out = subprocess.run([python, "-c", PEER, str(corpus), str(n), str(clients), str(seconds), str(port)],
+    out = subprocess.run([python, "-c", PEER, str(corpus), str(n if n > 0 else -1), str(clients), str(seconds), str(port)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -188,12 +192,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", default=str(ROOT / "bench-out" / "rustdocs-text.jsonl"))
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "neardup"))
-    ap.add_argument("--records", type=int, default=20000)
-    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--records", type=int, default=0, help="records of the corpus to use (0: all)")
+    ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--clients", default="1,8,64")
     ap.add_argument("--peer-python", default=str(ROOT / "bench-out" / "venv-peers" / "bin" / "python"))
     args = ap.parse_args()
-    lines = load(Path(args.corpus), args.records)
+    lines = load_all(Path(args.corpus), args.records)
     clients = [int(c) for c in args.clients.split(",")]
     rows = []
     for sync in ("always", "never"):
