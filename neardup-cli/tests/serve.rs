@@ -259,12 +259,12 @@ fn a_delete_is_seen_by_the_next_check() {
     let text = "the quick brown fox jumps over the lazy dog again and again, each day";
     let a = format!(r#"{{"id": "a/1", "text": "{text}"}}"#);
     let b = format!(r#"{{"id": "b", "text": "{text}"}}"#);
-    assert!(ndjson(&s.url("/v1/check"), &[a.clone()])
+    assert!(ndjson(&s.url("/v1/check"), std::slice::from_ref(&a))
         .1
         .contains(r#""new""#));
     assert_eq!(stats(&s)["stored"], 0);
     assert!(ndjson(&s.url("/v1/insert"), &[a]).1.contains(r#""new""#));
-    let (_, got) = ndjson(&s.url("/v1/check"), &[b.clone()]);
+    let (_, got) = ndjson(&s.url("/v1/check"), std::slice::from_ref(&b));
     assert_eq!(got.trim(), r#"{"id":"b","verdict":"exact","of":"a/1"}"#);
     // The id is a path segment, percent-encoded.
     assert_eq!(delete(&s.url("/v1/docs/a%2F1")), 200);
@@ -301,7 +301,7 @@ fn bad_input_gets_its_answer_and_stores_nothing() {
             400,
             "after the array",
         ),
-        ("application/json", format!("{ok}"), 400, "array"),
+        ("application/json", ok.to_string(), 400, "array"),
         (
             "application/x-ndjson",
             format!("{ok}\n\n{{\"id\": \"x\", \"text\": \n"),
@@ -310,7 +310,7 @@ fn bad_input_gets_its_answer_and_stores_nothing() {
         ),
         (
             "application/json",
-            format!("[{}]", vec![ok; 6].join(",")),
+            format!("[{}]", [ok; 6].join(",")),
             413,
             "--max-records",
         ),
