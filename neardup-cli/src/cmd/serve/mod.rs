@@ -1,8 +1,8 @@
 //! `neardup serve`: the online deduper as an HTTP service that many clients share (a
 //! crawler fleet's workers, an indexing job's tasks). One process holds the state
 //! directory; requests carry batches of records and get `stream`'s verdict line for
-//! each. The routes and their answers are in [`api`], bearer tokens in [`auth`], the
-//! Prometheus metrics in [`metrics`]; this module parses the flags, refuses an exposed
+//! each. The routes and their answers are in `api`, bearer tokens in `auth`, the
+//! Prometheus metrics in `metrics`; this module parses the flags, refuses an exposed
 //! listen without tokens, and runs the server until SIGTERM or SIGINT, after which the
 //! work already accepted is finished and synced before the state's lock is let go.
 
