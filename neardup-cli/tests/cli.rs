@@ -728,12 +728,33 @@ fn eval_on_a_generated_corpus_with_truth() {
     ok(&[
         "synth", "--base", "200", "--seed", "4", "-o", "c.jsonl", "--truth", "t.jsonl",
     ]);
-    let table = ok(&[
-        "eval", "--corpus", "c.jsonl", "--truth", "t.jsonl", "--json", "e.json", "--plot", "e.svg",
-    ]);
+    // Two bad records among them: counted and named, not dropped silently.
+    let path = dir.path().join("c.jsonl");
+    let lines = std::fs::read_to_string(&path).unwrap();
+    let n = lines.lines().count();
+    std::fs::write(&path, format!("{lines}{{\"id\": \"no-text\"}}\nnot json\n")).unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["eval", "--corpus", "c.jsonl", "--truth", "t.jsonl"])
+        .args(["--json", "e.json", "--plot", "e.svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (table, said) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
     assert!(table.contains("recall-preset"));
+    assert!(table.contains(&format!("{n} documents,")), "{table}");
+    assert!(table.contains("2 records rejected"), "{table}");
+    assert!(
+        said.contains(&format!("record {} (no-text) rejected", n + 1)),
+        "{said}"
+    );
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("e.json")).unwrap()).unwrap();
+    assert_eq!(v["documents"], n);
+    assert_eq!(v["rejected"], 2);
     let algos = v["algorithms"].as_array().unwrap();
     assert_eq!(algos.len(), 7);
     let combined = &algos[0];

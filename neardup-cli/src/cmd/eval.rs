@@ -76,20 +76,41 @@ impl neardup::verify::filter::PairFilter for KeepNothing {
 /// near-duplicates, scored against the truth.
 pub fn eval_corpus(args: &EvalArgs, params: &Params, corpus: &str, truth: &Path) -> Result<()> {
     let input = Input::detect(corpus, corpus, None);
+    let fields = Fields::default();
     let mut docs = Vec::new();
-    for rec in Reader::new(vec![input], Fields::default()) {
-        if let Some(Ok(d)) = rec?.into_doc() {
-            docs.push(d);
+    // Every record is a document or a counted rejection, the first few named.
+    let mut rejected = 0usize;
+    for rec in Reader::new(vec![input], fields.clone()) {
+        let rec = rec?;
+        let at = rec.position.at;
+        match rec.into_document(&fields, corpus) {
+            Ok(d) => docs.push(d),
+            Err(rej) => {
+                rejected += 1;
+                if rejected <= 5 {
+                    eprintln!(
+                        "neardup eval: {corpus} record {at} ({}) rejected: {}",
+                        rej.id.as_deref().unwrap_or("no id"),
+                        rej.reason
+                    );
+                }
+            }
         }
+    }
+    if rejected > 5 {
+        eprintln!("neardup eval: {rejected} records of {corpus} rejected in all");
     }
     let truth = neardup::eval::read_truth(truth)?;
     let results = neardup::eval::evaluate_corpus(&docs, &truth, &corpus_algorithms(params)?)?;
     print_corpus_results(&results, docs.len(), truth.len());
+    if rejected > 0 {
+        println!("{rejected} records rejected (not scored)");
+    }
     if let Some(path) = &args.json {
         let mut f = AtomicFile::create(path)?;
         serde_json::to_writer_pretty(
             &mut f,
-            &json!({"documents": docs.len(), "algorithms": results}),
+            &json!({"documents": docs.len(), "rejected": rejected, "algorithms": results}),
         )?;
         f.write_all(b"\n")?;
         f.commit()?;
