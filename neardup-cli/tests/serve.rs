@@ -407,6 +407,36 @@ fn a_silent_connection_is_closed() {
     }
 }
 
+/// A request in flight is not idle: its body sent in two parts two seconds apart is
+/// answered under `--idle-timeout 1`; past `--body-timeout` it is 408.
+#[test]
+fn a_request_in_flight_is_not_idle_and_its_body_has_a_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = br#"[{"id": "slow", "text": "sent in two parts"}]"#;
+    let send = |flags: &[&str], pause: u64| {
+        let s = Server::start(&dir.path().join(format!("state{pause}")), flags);
+        let mut c = TcpStream::connect(s.url.trim_start_matches("http://")).unwrap();
+        write!(
+            c,
+            "POST /v1/insert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            record.len()
+        )
+        .unwrap();
+        c.write_all(&record[..10]).unwrap();
+        std::thread::sleep(Duration::from_secs(pause));
+        // The server may have answered and closed already: a failed write is fine.
+        let _ = c.write_all(&record[10..]);
+        let mut answer = String::new();
+        let _ = c.read_to_string(&mut answer);
+        answer
+    };
+    let answer = send(&["--idle-timeout", "1"], 2);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let answer = send(&["--body-timeout", "1"], 3);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("--body-timeout"), "{answer}");
+}
+
 fn token_file(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("tokens");
     std::fs::write(&path, text).unwrap();

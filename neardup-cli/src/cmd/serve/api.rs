@@ -10,7 +10,8 @@
 //! - `DELETE /v1/docs/{id}`: 200 when it was stored, 404 when not.
 //! - `GET /v1/stats`, `GET /healthz` (open without a token), `GET /metrics`.
 //!
-//! Limits: a body over `--max-body-bytes` 413, more records than `--max-records` 413,
+//! Limits: a body over `--max-body-bytes` 413, one slower than `--body-timeout` 408,
+//! more records than `--max-records` 413,
 //! another type of body 415, past `--queue` 503 with `Retry-After: 1`; a state whose
 //! log failed answers 500 to changes and 503 to `/healthz` until it is reopened.
 
@@ -120,9 +121,18 @@ fn shape(headers: &HeaderMap) -> Result<Shape, Response> {
     }
 }
 
-/// The body, at most `max` bytes, or 413 (400 when it could not be read).
-async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
-    axum::body::to_bytes(body, max).await.map_err(|e| {
+/// The body, at most `max` bytes within `within`, or 413 (408 past the time, 400 when
+/// it could not be read).
+async fn read_body(body: Body, max: usize, within: std::time::Duration) -> Result<Bytes, Response> {
+    let read = tokio::time::timeout(within, axum::body::to_bytes(body, max));
+    let Ok(read) = read.await else {
+        let msg = format!(
+            "the body did not arrive within --body-timeout ({} s)",
+            within.as_secs()
+        );
+        return Err(problem(StatusCode::REQUEST_TIMEOUT, msg));
+    };
+    read.map_err(|e| {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
         while let Some(s) = source {
             if s.is::<http_body_util::LengthLimitError>() {
@@ -273,7 +283,7 @@ async fn batch(State(app): State<Arc<App>>, headers: HeaderMap, body: Body, op: 
         Ok(p) => p,
         Err(r) => return r,
     };
-    let bytes = match read_body(body, app.max_body).await {
+    let bytes = match read_body(body, app.max_body, app.body_timeout).await {
         Ok(b) => b,
         Err(r) => return r,
     };

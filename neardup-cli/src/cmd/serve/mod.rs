@@ -8,6 +8,7 @@
 
 mod api;
 mod auth;
+mod idle;
 mod metrics;
 
 use super::stream::OnlineArgs;
@@ -49,14 +50,17 @@ pub struct ServeArgs {
     /// times `--max-body-bytes`); one more is answered 503 with `Retry-After`.
     #[arg(long, default_value_t = 128)]
     pub queue: usize,
-    /// Seconds a connection has, once a request head began, to send all of it.
+    /// Seconds a connection has, once a request's head began, to send all of it.
     #[arg(long, default_value_t = 30)]
     pub header_timeout: u64,
-    /// Seconds a connection may stay silent while the server waits to read from it (a
-    /// new connection's first request, the next request on a kept-alive one, a body
-    /// sent slowly) before it is closed.
+    /// Seconds a connection may stay silent while none of its requests is worked on (a
+    /// new connection's first request, the next one on a kept-alive connection) before
+    /// it is closed.
     #[arg(long, default_value_t = 60)]
     pub idle_timeout: u64,
+    /// Seconds a request's body has to arrive, once its head did; after that, 408.
+    #[arg(long, default_value_t = 60)]
+    pub body_timeout: u64,
     /// Seconds the requests in flight get to be answered on SIGTERM or SIGINT before
     /// their connections are closed (their work is finished and synced either way).
     #[arg(long, default_value_t = 30)]
@@ -72,6 +76,7 @@ pub(crate) struct App {
     queue: Arc<tokio::sync::Semaphore>,
     queue_size: usize,
     max_body: usize,
+    body_timeout: Duration,
     max_records: usize,
     compact_every: u64,
     /// Documents stored since the last compaction.
@@ -108,6 +113,7 @@ pub fn serve(mut args: ServeArgs) -> Result<()> {
         queue: Arc::new(tokio::sync::Semaphore::new(args.queue)),
         queue_size: args.queue,
         max_body: args.max_body_bytes,
+        body_timeout: Duration::from_secs(args.body_timeout.max(1)),
         max_records: args.max_records,
         compact_every: args.online.compact_every,
         changes: Default::default(),
@@ -147,7 +153,7 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
     ));
     let router = api::router(app.clone()).into_make_service();
     let header_timeout = Duration::from_secs(args.header_timeout.max(1));
-    let idle = IdleTimeout(Duration::from_secs(args.idle_timeout.max(1)));
+    let idle = idle::IdleTimeout(Duration::from_secs(args.idle_timeout.max(1)));
     match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             // ring's provider: classical key exchange (X25519, P-256, P-384), no
@@ -190,25 +196,6 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
         app.online.deduper.len()
     );
     Ok(())
-}
-
-/// An acceptor that closes a connection whose reads wait longer than its duration.
-#[derive(Clone, Copy)]
-struct IdleTimeout(Duration);
-
-impl<I, S> axum_server::accept::Accept<I, S> for IdleTimeout
-where
-    I: tokio::io::AsyncRead + tokio::io::AsyncWrite,
-{
-    type Stream = std::pin::Pin<Box<tokio_io_timeout::TimeoutStream<I>>>;
-    type Service = S;
-    type Future = std::future::Ready<std::io::Result<(Self::Stream, S)>>;
-
-    fn accept(&self, stream: I, service: S) -> Self::Future {
-        let mut s = tokio_io_timeout::TimeoutStream::new(stream);
-        s.set_read_timeout(Some(self.0));
-        std::future::ready(Ok((Box::pin(s), service)))
-    }
 }
 
 /// On SIGTERM or SIGINT: stop accepting, and give the requests in flight `grace`.
