@@ -313,26 +313,56 @@ fn ask(app: &App, docs: &[Document], op: Op) -> Result<Vec<Verdict>, Response> {
         Op::Insert => d.insert_many(docs),
         Op::CheckAndInsert => d.check_and_insert_many(docs),
     };
-    let failed = |e: neardup::Error| {
-        let msg = format!("the state failed; nothing more is stored until it is reopened: {e}");
-        problem(StatusCode::INTERNAL_SERVER_ERROR, msg)
-    };
     let mut verdicts = Vec::with_capacity(docs.len());
     for v in got {
-        verdicts.push(v.map_err(failed)?);
+        verdicts.push(v.map_err(|e| refused(e, verdicts.len()))?);
     }
     if verdicts.len() != docs.len() {
-        return Err(failed(neardup::Error::Failed("a batch ended early".into())));
+        let e = neardup::Error::Failed("a batch ended early".into());
+        return Err(refused(e, verdicts.len()));
     }
     let stored = verdicts.iter().filter(|v| **v == Verdict::New).count() as u64;
     if !matches!(op, Op::Check) && app.compact_every > 0 && stored > 0 {
         let before = app.changes.fetch_add(stored, Ordering::AcqRel);
         if before + stored >= app.compact_every {
             app.changes.store(0, Ordering::Release);
-            d.compact().map_err(failed)?;
+            d.compact().map_err(|e| refused(e, docs.len()))?;
         }
     }
     Ok(verdicts)
+}
+
+/// The answer to a batch whose document `at` (of those that are documents) failed:
+/// 500 for a failed state (the log could not be written; nothing more is stored until
+/// it is reopened), 503 with `Retry-After` when memory was refused (the deduper goes
+/// on), 507 when the deduper is full. The documents before it were applied.
+fn refused(e: neardup::Error, at: usize) -> Response {
+    let before = format!("the {at} documents before it in the request were applied");
+    match e {
+        neardup::Error::Failed(_) => problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the state failed; nothing more is stored until it is reopened: {e} ({before})"
+            ),
+        ),
+        neardup::Error::OutOfMemory(_) => {
+            let mut r = problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("memory refused, nothing of document {at} stored: {e} ({before})"),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+        neardup::Error::Config(_) => problem(
+            StatusCode::INSUFFICIENT_STORAGE,
+            format!("document {at} could not be stored: {e} ({before})"),
+        ),
+        e => problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("document {at}: {e} ({before})"),
+        ),
+    }
 }
 
 /// The answer: each record's verdict line, in order, in the request's shape.
