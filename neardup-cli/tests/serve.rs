@@ -364,21 +364,23 @@ fn past_the_queue_is_503_with_retry_after() {
     .unwrap();
     slow.write_all(&record[..10]).unwrap();
     slow.flush().unwrap();
-    // The slow request has its place once the server reads its head; wait for it.
-    let mut full = None;
-    for _ in 0..200 {
-        let r = agent()
-            .post(&s.url("/v1/check"))
-            .header("Content-Type", "application/json")
-            .send(&b"[]"[..])
-            .unwrap();
-        if r.status() == 503 {
-            full = Some(r);
+    // The slow request has its place once the server reads its head; wait for it
+    // (stats take no place).
+    let mut held = false;
+    for _ in 0..1000 {
+        if stats(&s)["queue"]["in_use"] == 1 {
+            held = true;
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let full = full.expect("a 503 while the queue's place is held");
+    assert!(held, "the slow request never took the queue's place");
+    let full = agent()
+        .post(&s.url("/v1/check"))
+        .header("Content-Type", "application/json")
+        .send(&b"[]"[..])
+        .unwrap();
+    assert_eq!(full.status(), 503);
     assert_eq!(full.headers()["retry-after"], "1");
     slow.write_all(&record[10..]).unwrap();
     let mut answer = String::new();
