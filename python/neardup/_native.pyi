@@ -364,6 +364,15 @@ class Deduper:
         thread (or one record), one call per record on the calling thread. A failure to
         log a change raises; the records before it are stored."""
         ...
+    def check_many(self, docs: Iterable[Record]) -> list[Verdict]:
+        """`check` of each record of `docs` (an iterable), in order, sketched first on the
+        pipeline's threads, as `check_and_insert_many` does; nothing is stored."""
+        ...
+    def insert_many(self, docs: Iterable[Record]) -> list[Verdict]:
+        """`insert` of each record of `docs` (an iterable), in order, sketched first on the
+        pipeline's threads, as `check_and_insert_many` does. A failure to log a change
+        raises; the records before it are stored."""
+        ...
     def insert(self, doc: Record) -> Verdict:
         """Stores `doc` whatever it duplicates (an id already stored is replaced); returns
         the verdict it had before."""

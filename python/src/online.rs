@@ -104,6 +104,45 @@ impl Deduper {
             }
         }
     }
+    /// A batch call `f` over the records of `docs`: each record read (a rejection
+    /// answered in its place), the documents asked without the GIL, the verdicts in
+    /// order.
+    fn many<'py>(
+        &self,
+        py: Python<'py>,
+        docs: &Bound<'py, PyAny>,
+        f: impl FnOnce(&neardup::Deduper, &[neardup::Document]) -> Vec<neardup::Result<Verdict>> + Send,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let inner = self.get()?;
+        // Each record read, or answered at once when it cannot be.
+        let mut items: Vec<Result<usize, (Option<String>, Verdict)>> = Vec::new();
+        let mut batch: Vec<neardup::Document> = Vec::new();
+        for doc in docs.try_iter()? {
+            let at = self.seen.fetch_add(1, Ordering::Relaxed);
+            match record(&doc?, &self.fields, at) {
+                Err(rej) => items.push(Err((rej.id, Verdict::Rejected { reason: rej.reason }))),
+                Ok(d) => {
+                    items.push(Ok(batch.len()));
+                    batch.push(d);
+                }
+            }
+        }
+        let (batch, verdicts) = without_gil(py, move || {
+            let v = f(&inner, &batch);
+            Ok((batch, v))
+        })?;
+        let mut checked: Vec<Verdict> = Vec::with_capacity(verdicts.len());
+        for v in verdicts {
+            checked.push(v.map_err(crate::to_py_err)?);
+        }
+        items
+            .into_iter()
+            .map(|item| match item {
+                Err((id, v)) => verdict_dict(py, id.as_deref(), &v),
+                Ok(i) => verdict_dict(py, Some(&batch[i].id), &checked[i]),
+            })
+            .collect()
+    }
 }
 
 #[pymethods]
@@ -170,35 +209,28 @@ impl Deduper {
         py: Python<'py>,
         docs: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let inner = self.get()?;
-        // Each record read, or answered at once when it cannot be.
-        let mut items: Vec<Result<usize, (Option<String>, Verdict)>> = Vec::new();
-        let mut batch: Vec<neardup::Document> = Vec::new();
-        for doc in docs.try_iter()? {
-            let at = self.seen.fetch_add(1, Ordering::Relaxed);
-            match record(&doc?, &self.fields, at) {
-                Err(rej) => items.push(Err((rej.id, Verdict::Rejected { reason: rej.reason }))),
-                Ok(d) => {
-                    items.push(Ok(batch.len()));
-                    batch.push(d);
-                }
-            }
-        }
-        let (batch, verdicts) = without_gil(py, move || {
-            let v = inner.check_and_insert_many(&batch);
-            Ok((batch, v))
-        })?;
-        let mut checked: Vec<Verdict> = Vec::with_capacity(verdicts.len());
-        for v in verdicts {
-            checked.push(v.map_err(crate::to_py_err)?);
-        }
-        items
-            .into_iter()
-            .map(|item| match item {
-                Err((id, v)) => verdict_dict(py, id.as_deref(), &v),
-                Ok(i) => verdict_dict(py, Some(&batch[i].id), &checked[i]),
-            })
-            .collect()
+        self.many(py, docs, |d, b| d.check_and_insert_many(b))
+    }
+
+    /// `check` of each record of `docs` (an iterable), in order, sketched first on the
+    /// pipeline's threads, as `check_and_insert_many` does; nothing is stored.
+    fn check_many<'py>(
+        &self,
+        py: Python<'py>,
+        docs: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.many(py, docs, |d, b| d.check_many(b))
+    }
+
+    /// `insert` of each record of `docs` (an iterable), in order, sketched first on the
+    /// pipeline's threads, as `check_and_insert_many` does. A failure to log a change
+    /// raises; the records before it are stored.
+    fn insert_many<'py>(
+        &self,
+        py: Python<'py>,
+        docs: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.many(py, docs, |d, b| d.insert_many(b))
     }
 
     /// Stores `doc` whatever it duplicates (an id already stored is replaced); returns

@@ -61,6 +61,28 @@ def test_batches_give_the_verdicts_of_one_call_per_record(corpus):
     assert neardup.Deduper().check_and_insert_many([]) == []
 
 
+def test_check_many_and_insert_many_are_one_call_per_record(corpus):
+    rows = read_jsonl(corpus)
+    rows.insert(3, {"id": "bad"})
+    stored, probes = rows[: len(rows) // 2], rows[len(rows) // 2:]
+    one = neardup.Deduper()
+    want_insert = [one.insert(r) for r in stored]
+    want_check = [one.check(r) for r in probes]
+    for size in (1, 7, len(rows)):
+        d = neardup.Deduper()
+        got = []
+        for i in range(0, len(stored), size):
+            got += d.insert_many(stored[i:i + size])
+        assert got == want_insert, size
+        assert len(d) == len(one) == len(stored) - 1
+        got = []
+        for i in range(0, len(probes), size):
+            got += d.check_many(iter(probes[i:i + size]))
+        assert got == want_check, size
+        assert len(d) == len(one)
+    assert {v["verdict"] for v in want_check} >= {"new", "exact", "near"}
+
+
 def one_pass(rows):
     """The verdicts of `rows` through one in-memory deduper, in order."""
     d = neardup.Deduper()
