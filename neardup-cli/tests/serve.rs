@@ -4,6 +4,8 @@
 //! token and an exposed listen get their documented answers; TLS serves; every route of
 //! `docs/openapi.yaml` is served.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -130,23 +132,26 @@ fn stats(s: &Server) -> serde_json::Value {
 
 /// A synthetic corpus with near-duplicates and a bad record, as JSONL lines.
 fn corpus(dir: &Path, base: usize, seed: u64) -> Vec<String> {
-    let path = dir.join(format!("corpus-{seed}.jsonl"));
-    let out = Command::new(bin())
-        .args(["synth", "--base", &base.to_string()])
-        .args(["--min-words", "60", "--max-words", "200"])
-        .args(["--duplicate-rate", "0.5", "--hosts", "5"])
-        .args(["--seed", &seed.to_string(), "-o"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let mut lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    lines.insert(11, r#"{"id": "bad"}"#.to_owned());
-    lines
+    let (base, seed) = (base.to_string(), seed.to_string());
+    common::synth_lines(
+        dir,
+        &format!("corpus-{seed}.jsonl"),
+        &[
+            "--base",
+            &base,
+            "--min-words",
+            "60",
+            "--max-words",
+            "200",
+            "--duplicate-rate",
+            "0.5",
+            "--hosts",
+            "5",
+            "--seed",
+            &seed,
+        ],
+        11,
+    )
 }
 
 /// `neardup stream`'s output for `lines`.

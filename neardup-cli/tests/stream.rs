@@ -1,6 +1,8 @@
 //! `neardup stream`: verdict lines in order; a restart between two halves, or a SIGKILL at
 //! chosen points and a reopen, give the verdicts of one uninterrupted pass.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,10 +13,11 @@ fn bin() -> &'static str {
 }
 
 fn corpus(dir: &Path) -> Vec<String> {
-    let path = dir.join("corpus.jsonl");
-    let out = Command::new(bin())
-        .args([
-            "synth",
+    // A bad record among them: rejected, in its place.
+    common::synth_lines(
+        dir,
+        "corpus.jsonl",
+        &[
             "--base",
             "400",
             "--min-words",
@@ -27,20 +30,9 @@ fn corpus(dir: &Path) -> Vec<String> {
             "6",
             "--seed",
             "9",
-            "-o",
-        ])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let mut lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    // A bad record among them: rejected, in its place.
-    lines.insert(17, r#"{"id": "bad"}"#.to_owned());
-    lines
+        ],
+        17,
+    )
 }
 
 /// `neardup stream [--state state]` fed `lines` by a thread of its own (which stops

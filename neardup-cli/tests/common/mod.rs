@@ -18,3 +18,28 @@ pub fn ok_in(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// The lines of the corpus `neardup synth ARGS -o DIR/NAME` writes, with `bad` (a record
+/// without text) inserted at line index `at`.
+pub fn synth_lines(dir: &Path, name: &str, args: &[&str], at: usize) -> Vec<String> {
+    let path = dir.join(name);
+    let out = bin()
+        .arg("synth")
+        .args(args)
+        .arg("-o")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.insert(at, r#"{"id": "bad"}"#.to_owned());
+    lines
+}

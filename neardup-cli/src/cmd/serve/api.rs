@@ -147,10 +147,10 @@ async fn read_body(body: Body, max: usize, within: std::time::Duration) -> Resul
     })
 }
 
-/// One record of a batch, read: a document to ask about, or its rejection.
+/// One record of a batch, read: a document to ask about, or its id and rejection.
 enum Slot {
     Doc(usize),
-    Rejected(Option<String>, RejectReason),
+    Rejected(Option<String>, Verdict),
 }
 
 /// A batch's documents and, in order, each record's slot.
@@ -160,24 +160,39 @@ struct Batch {
 }
 
 impl Batch {
-    /// Adds record `index` (numbered `at` in a rejection), of bytes `raw`.
-    fn push(&mut self, app: &App, raw: &[u8], at: u64) {
+    /// Adds a record of bytes `raw` (numbered `at` in a rejection); the parser's message
+    /// when it is not JSON (or not UTF-8), which fails the request.
+    fn push(&mut self, app: &App, raw: &[u8], at: u64) -> Result<(), String> {
         let online = &app.online;
         if raw.len() > online.cap {
-            let reason = RejectReason::RecordTooLarge {
-                bytes: raw.len() as u64,
-                max: online.cap as u64,
-            };
-            self.slots.push(Slot::Rejected(None, reason));
-            return;
+            self.reject(None, too_large(raw.len() as u64, online.cap));
+            return Ok(());
         }
         match parse_json_record(raw, &online.fields, "request", at) {
             Ok(doc) => {
                 self.slots.push(Slot::Doc(self.docs.len()));
                 self.docs.push(doc);
             }
-            Err(rej) => self.slots.push(Slot::Rejected(rej.id, rej.reason)),
+            Err(rej) => match rej.reason {
+                r @ (RejectReason::MalformedJson { .. } | RejectReason::InvalidUtf8 { .. }) => {
+                    return Err(r.to_string())
+                }
+                reason => self.reject(rej.id, reason),
+            },
         }
+        Ok(())
+    }
+
+    fn reject(&mut self, id: Option<String>, reason: RejectReason) {
+        self.slots
+            .push(Slot::Rejected(id, Verdict::Rejected { reason }));
+    }
+}
+
+fn too_large(bytes: u64, cap: usize) -> RejectReason {
+    RejectReason::RecordTooLarge {
+        bytes,
+        max: cap as u64,
     }
 }
 
@@ -186,6 +201,13 @@ fn too_many(app: &App) -> Response {
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("more records than --max-records ({})", app.max_records),
     )
+}
+
+/// The 400 of record `index` (on line `at` of JSON lines) that is not JSON, or not UTF-8.
+fn bad_record(index: usize, at: Option<u64>, error: String) -> Response {
+    let line = at.map_or(String::new(), |at| format!(" (line {at})"));
+    let msg = format!("record {index}{line}: {error}");
+    problem(StatusCode::BAD_REQUEST, msg)
 }
 
 /// The records of a body, or the 400 or 413 that answers it.
@@ -201,7 +223,9 @@ fn parse(app: &App, bytes: &Bytes, shape: Shape) -> Result<Batch, Response> {
                 return Err(too_many(app));
             }
             for (i, raw) in records.iter().enumerate() {
-                batch.push(app, raw.get().as_bytes(), i as u64 + 1);
+                batch
+                    .push(app, raw.get().as_bytes(), i as u64 + 1)
+                    .map_err(|e| bad_record(i, None, e))?;
             }
         }
         Shape::Lines => {
@@ -215,21 +239,14 @@ fn parse(app: &App, bytes: &Bytes, shape: Shape) -> Result<Batch, Response> {
                     return Err(too_many(app));
                 }
                 match line {
-                    JsonlLine::Record { at, bytes } => {
-                        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
-                            let msg = format!("record {index} (line {at}) is not JSON: {e}");
-                            return Err(problem(StatusCode::BAD_REQUEST, msg));
-                        }
-                        batch.push(app, bytes, at);
-                    }
+                    JsonlLine::Record { at, bytes } => batch
+                        .push(app, bytes, at)
+                        .map_err(|e| bad_record(index, Some(at), e))?,
                     JsonlLine::TooLarge { bytes, .. } => {
-                        let max = app.online.cap as u64;
-                        let reason = RejectReason::RecordTooLarge { bytes, max };
-                        batch.slots.push(Slot::Rejected(None, reason));
+                        batch.reject(None, too_large(bytes, app.online.cap))
                     }
                     JsonlLine::Unreadable { at, error } => {
-                        let msg = format!("record {index} (line {at}): {error}");
-                        return Err(problem(StatusCode::BAD_REQUEST, msg));
+                        return Err(bad_record(index, Some(at), error))
                     }
                 }
                 index += 1;
@@ -368,22 +385,11 @@ fn refused(e: neardup::Error, at: usize) -> Response {
 /// The answer: each record's verdict line, in order, in the request's shape.
 fn answer(app: &App, batch: Batch, verdicts: Vec<Verdict>, shape: Shape) -> Response {
     app.metrics.batch(batch.slots.len());
-    let mut rejected = Vec::new();
     let mut lines = Vec::with_capacity(batch.slots.len());
-    for slot in &batch.slots {
-        if let Slot::Rejected(_, reason) = slot {
-            rejected.push(Verdict::Rejected {
-                reason: reason.clone(),
-            });
-        }
-    }
-    let mut r = rejected.iter();
     for slot in &batch.slots {
         let line = match slot {
             Slot::Doc(i) => VerdictLine::new(Some(batch.docs[*i].id.as_str()), &verdicts[*i]),
-            Slot::Rejected(id, _) => {
-                VerdictLine::new(id.as_deref(), r.next().expect("one per slot"))
-            }
+            Slot::Rejected(id, v) => VerdictLine::new(id.as_deref(), v),
         };
         app.metrics.verdict(line.verdict);
         lines.push(line);

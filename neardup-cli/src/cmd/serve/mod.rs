@@ -167,22 +167,14 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
             let mut server = axum_server::from_tcp(listener)?
                 .acceptor(acceptor)
                 .handle(handle);
-            server
-                .http_builder()
-                .http1()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout);
+            head_timeout(server.http_builder(), header_timeout);
             server.serve(router).await?;
         }
         _ => {
             let mut server = axum_server::from_tcp(listener)?
                 .acceptor(idle)
                 .handle(handle);
-            server
-                .http_builder()
-                .http1()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout);
+            head_timeout(server.http_builder(), header_timeout);
             server.serve(router).await?;
         }
     }
@@ -196,6 +188,17 @@ async fn run(app: Arc<App>, listener: std::net::TcpListener, args: &ServeArgs) -
         app.online.deduper.len()
     );
     Ok(())
+}
+
+/// Gives a connection `within` to send a whole request head once it began.
+fn head_timeout(
+    builder: &mut hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    within: Duration,
+) {
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(within);
 }
 
 /// On SIGTERM or SIGINT: stop accepting, and give the requests in flight `grace`.
